@@ -1,0 +1,267 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package dev.idempotency.core.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+
+/**
+ * Handle of one execution of a handler under an owned key. While it is open a heartbeat
+ * extends the lease, so a slow handler never loses its key; it ends with exactly one of
+ * {@link #complete(StoredResponse)}, {@link #release()} or {@link #close()}.
+ * <p>
+ * Use it with try-with-resources so that a handler that throws releases the key:
+ * <pre class="code">
+ * if (engine.begin(key, fingerprint, policy) instanceof Decision.Execute execute) {
+ *     try (Execution execution = execute.execution()) {
+ *         StoredResponse response = handler.handle();
+ *         execution.complete(response);
+ *     }
+ * }
+ * </pre>
+ * <p>
+ * Thread-safe: the handler may finish on another thread than the one that began it (as
+ * asynchronous servlet requests do). Only the first call that ends the execution has an
+ * effect.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class Execution implements AutoCloseable {
+
+	private static final Logger logger = Logger.getLogger(Execution.class.getName());
+
+	private static final long[] COMPLETE_BACKOFF_MILLIS = { 0, 25, 100 };
+
+	private final IdempotencyEngine engine;
+
+	private final IdempotencyKey key;
+
+	private final IdempotencyPolicy policy;
+
+	private final OwnerToken token;
+
+	private final AtomicBoolean finished = new AtomicBoolean();
+
+	private volatile @Nullable ScheduledFuture<?> heartbeat;
+
+	private volatile boolean ownershipLost;
+
+	private volatile @Nullable CompletionOutcome outcome;
+
+	Execution(IdempotencyEngine engine, IdempotencyKey key, IdempotencyPolicy policy, OwnerToken token) {
+		this.engine = engine;
+		this.key = key;
+		this.policy = policy;
+		this.token = token;
+	}
+
+	void startHeartbeat() {
+		long period = Math.max(1, this.policy.lockTimeout().toMillis() / 3);
+		this.heartbeat = this.engine.scheduleHeartbeat(this::beat, period);
+	}
+
+	/**
+	 * Return the key this execution owns.
+	 * @return the key
+	 */
+	public IdempotencyKey key() {
+		return this.key;
+	}
+
+	/**
+	 * Return the policy this execution runs under.
+	 * @return the policy
+	 */
+	public IdempotencyPolicy policy() {
+		return this.policy;
+	}
+
+	/**
+	 * Return this execution's fencing token.
+	 * @return the token
+	 */
+	public OwnerToken token() {
+		return this.token;
+	}
+
+	/**
+	 * Return whether a heartbeat found that another caller took the key over. The
+	 * handler keeps running (it cannot be stopped safely), but its completion will be
+	 * rejected.
+	 * @return {@code true} if ownership was lost
+	 */
+	public boolean isOwnershipLost() {
+		return this.ownershipLost;
+	}
+
+	/**
+	 * Return how this execution ended, if it has.
+	 * @return the outcome, or empty while running
+	 */
+	public Optional<CompletionOutcome> outcome() {
+		return Optional.ofNullable(this.outcome);
+	}
+
+	/**
+	 * Return the expiry to advertise for a response completed now: the current time plus
+	 * the policy's TTL.
+	 * @return the instant
+	 */
+	public Instant advertisedExpiry() {
+		return this.engine.clock().instant().plus(this.policy.ttl());
+	}
+
+	/**
+	 * End the execution with the handler's response: store it, or release the key if its
+	 * status is in the policy's non-storable set.
+	 * @param response the handler's response, never {@code null}
+	 * @return the outcome
+	 * @throws IllegalStateException if the execution has already ended
+	 */
+	public CompletionOutcome complete(StoredResponse response) {
+		finish();
+		if (this.policy.nonStorableStatuses().contains(response.status())) {
+			return end(doRelease());
+		}
+		return end(doComplete(response));
+	}
+
+	/**
+	 * End the execution without storing anything: the key becomes absent and the next
+	 * request runs the handler.
+	 * @return the outcome
+	 * @throws IllegalStateException if the execution has already ended
+	 */
+	public CompletionOutcome release() {
+		finish();
+		return end(doRelease());
+	}
+
+	/**
+	 * Release the key unless the execution has already ended. Never throws.
+	 */
+	@Override
+	public void close() {
+		if (this.finished.compareAndSet(false, true)) {
+			stopHeartbeat();
+			end(doRelease());
+		}
+	}
+
+	private void finish() {
+		if (!this.finished.compareAndSet(false, true)) {
+			throw new IllegalStateException("Execution for key '" + this.key + "' has already ended");
+		}
+		stopHeartbeat();
+	}
+
+	private CompletionOutcome end(CompletionOutcome outcome) {
+		this.outcome = outcome;
+		this.engine.listener().onCompletion(this.key, this.policy, outcome);
+		return outcome;
+	}
+
+	private CompletionOutcome doComplete(StoredResponse response) {
+		IdempotencyStore store = this.engine.store();
+		IdempotencyStoreException failure = null;
+		for (long backoff : COMPLETE_BACKOFF_MILLIS) {
+			if (backoff > 0 && !pause(backoff)) {
+				break;
+			}
+			try {
+				if (store.complete(this.key, this.token, response, this.policy.ttl())) {
+					return CompletionOutcome.STORED;
+				}
+				logger.warning(() -> "Completion of key '" + this.key + "' rejected: another request took the key "
+						+ "over after this one's lease lapsed; its response was not stored");
+				return CompletionOutcome.FENCED;
+			}
+			catch (IdempotencyStoreException ex) {
+				failure = ex;
+				this.engine.listener().onStoreFailure(this.key, "complete", ex);
+			}
+		}
+		IdempotencyStoreException cause = failure;
+		logger.log(Level.SEVERE, cause, () -> "Could not store the response of key '" + this.key
+				+ "': the record stays in progress until its lease lapses");
+		return CompletionOutcome.FAILED;
+	}
+
+	private CompletionOutcome doRelease() {
+		try {
+			return this.engine.store().release(this.key, this.token) ? CompletionOutcome.RELEASED
+					: CompletionOutcome.FENCED;
+		}
+		catch (IdempotencyStoreException ex) {
+			this.engine.listener().onStoreFailure(this.key, "release", ex);
+			logger.log(Level.WARNING, ex, () -> "Could not release key '" + this.key
+					+ "': it stays in progress until its lease lapses");
+			return CompletionOutcome.FAILED;
+		}
+	}
+
+	private void beat() {
+		if (this.finished.get()) {
+			return;
+		}
+		try {
+			Duration lease = this.policy.lockTimeout();
+			if (!this.engine.store().extend(this.key, this.token, lease) && !this.finished.get()) {
+				this.ownershipLost = true;
+				stopHeartbeat();
+				logger.warning(() -> "Lost ownership of key '" + this.key + "' while its handler was running");
+				this.engine.listener().onOwnershipLost(this.key, this.policy);
+			}
+		}
+		catch (IdempotencyStoreException ex) {
+			this.engine.listener().onStoreFailure(this.key, "extend", ex);
+			logger.log(Level.WARNING, ex, () -> "Heartbeat of key '" + this.key + "' failed; will try again");
+		}
+	}
+
+	private void stopHeartbeat() {
+		ScheduledFuture<?> beat = this.heartbeat;
+		if (beat != null) {
+			beat.cancel(false);
+		}
+	}
+
+	private static boolean pause(long millis) {
+		try {
+			Thread.sleep(millis);
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+}

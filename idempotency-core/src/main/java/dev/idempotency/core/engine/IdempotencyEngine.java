@@ -1,0 +1,233 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package dev.idempotency.core.engine;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+
+/**
+ * Framework-free idempotency engine: decides for each request whether to run its handler,
+ * replay a stored response or refuse, and keeps the owner's lease alive while the handler
+ * runs. Web filters and message listeners are thin adapters over it.
+ * <p>
+ * A request goes through {@link #begin}; on {@link Decision.Execute} the adapter runs the
+ * handler and ends the returned {@link Execution}. Every decision about the key is made
+ * atomically by the {@link IdempotencyStore}; the engine adds the policy: the
+ * non-storable statuses, the wait for in-flight duplicates, the store-failure mode and
+ * the heartbeat.
+ * <p>
+ * Thread-safe. The engine owns a small scheduler for heartbeats unless one is given;
+ * {@link #close()} stops the one it owns.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class IdempotencyEngine implements AutoCloseable {
+
+	private static final Logger logger = Logger.getLogger(IdempotencyEngine.class.getName());
+
+	private static final Duration MIN_RETRY_AFTER = Duration.ofSeconds(1);
+
+	private static final long FIRST_POLL_MILLIS = 10;
+
+	private static final long MAX_POLL_MILLIS = 250;
+
+	private final IdempotencyStore store;
+
+	private Clock clock = Clock.systemUTC();
+
+	private IdempotencyListener listener = IdempotencyListener.NONE;
+
+	private volatile ScheduledExecutorService scheduler;
+
+	private volatile boolean ownsScheduler;
+
+	/**
+	 * Create an engine over the given store.
+	 * @param store the store, never {@code null}
+	 */
+	public IdempotencyEngine(IdempotencyStore store) {
+		this.store = Objects.requireNonNull(store, "'store' must not be null");
+		this.scheduler = newScheduler();
+		this.ownsScheduler = true;
+	}
+
+	/**
+	 * Set the clock used for the expiry advertised on first responses. Defaults to the
+	 * system UTC clock. Decisions never use it: they use the store's clock.
+	 * @param clock the clock, never {@code null}
+	 */
+	public void setClock(Clock clock) {
+		this.clock = Objects.requireNonNull(clock, "'clock' must not be null");
+	}
+
+	/**
+	 * Set the listener told about decisions and completions. Defaults to
+	 * {@link IdempotencyListener#NONE}.
+	 * @param listener the listener, never {@code null}
+	 */
+	public void setListener(IdempotencyListener listener) {
+		this.listener = Objects.requireNonNull(listener, "'listener' must not be null");
+	}
+
+	/**
+	 * Use the given scheduler for heartbeats instead of the engine's own, which is shut
+	 * down. The caller keeps responsibility for the given scheduler's lifecycle.
+	 * @param scheduler the scheduler, never {@code null}
+	 */
+	public void setHeartbeatScheduler(ScheduledExecutorService scheduler) {
+		Objects.requireNonNull(scheduler, "'scheduler' must not be null");
+		ScheduledExecutorService previous = this.scheduler;
+		boolean owned = this.ownsScheduler;
+		this.scheduler = scheduler;
+		this.ownsScheduler = false;
+		if (owned) {
+			previous.shutdown();
+		}
+	}
+
+	/**
+	 * Return the store this engine decides with.
+	 * @return the store
+	 */
+	public IdempotencyStore store() {
+		return this.store;
+	}
+
+	/**
+	 * Decide what to do with a request.
+	 * @param key the request's key, never {@code null}
+	 * @param fingerprint the request's fingerprint, never {@code null}
+	 * @param policy the endpoint's policy, never {@code null}
+	 * @return the decision, never {@code null}; {@link Decision.Execute} holds an open
+	 * execution that the caller must end
+	 */
+	public Decision begin(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy) {
+		Decision decision = decide(key, fingerprint, policy);
+		this.listener.onDecision(key, policy, decision);
+		return decision;
+	}
+
+	private Decision decide(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy) {
+		long deadline = System.nanoTime() + policy.inFlightWait().toNanos();
+		long pollMillis = FIRST_POLL_MILLIS;
+		while (true) {
+			OwnerToken token = OwnerToken.generate();
+			AcquireResult result;
+			try {
+				result = this.store.acquire(key, fingerprint, token, policy.lockTimeout(), policy.ttl());
+			}
+			catch (IdempotencyStoreException ex) {
+				this.listener.onStoreFailure(key, "acquire", ex);
+				return onStoreFailure(key, policy, ex);
+			}
+			if (result instanceof AcquireResult.Acquired) {
+				Execution execution = new Execution(this, key, policy, token);
+				execution.startHeartbeat();
+				return new Decision.Execute(execution);
+			}
+			if (result instanceof AcquireResult.Replay replay) {
+				return new Decision.Replay(replay.response(), replay.expiresAt());
+			}
+			if (result instanceof AcquireResult.Mismatch) {
+				return new Decision.Mismatch();
+			}
+			AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
+			long remainingNanos = deadline - System.nanoTime();
+			if (remainingNanos <= 0) {
+				return new Decision.InProgress(retryAfter(inProgress.retryAfter()));
+			}
+			long sleepMillis = Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(remainingNanos) + 1);
+			try {
+				Thread.sleep(sleepMillis);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return new Decision.InProgress(retryAfter(inProgress.retryAfter()));
+			}
+			pollMillis = Math.min(MAX_POLL_MILLIS, pollMillis * 2);
+		}
+	}
+
+	private Decision onStoreFailure(IdempotencyKey key, IdempotencyPolicy policy, IdempotencyStoreException ex) {
+		if (policy.onStoreFailure() == StoreFailureMode.FAIL_OPEN) {
+			logger.log(Level.WARNING, ex,
+					() -> "Store unavailable: running key '" + key + "' WITHOUT idempotency protection (fail-open)");
+			return new Decision.Unprotected(ex);
+		}
+		logger.log(Level.WARNING, ex, () -> "Store unavailable: refusing key '" + key + "' (fail-closed)");
+		return new Decision.Unavailable(retryAfter(policy.unavailableRetryAfter()), ex);
+	}
+
+	/**
+	 * Round a delay up to whole seconds, at least one, as {@code Retry-After} carries
+	 * seconds.
+	 */
+	private static Duration retryAfter(Duration delay) {
+		long seconds = delay.getSeconds() + ((delay.getNano() > 0) ? 1 : 0);
+		return Duration.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), seconds));
+	}
+
+	ScheduledFuture<?> scheduleHeartbeat(Runnable beat, long periodMillis) {
+		return this.scheduler.scheduleWithFixedDelay(beat, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+	}
+
+	Clock clock() {
+		return this.clock;
+	}
+
+	IdempotencyListener listener() {
+		return this.listener;
+	}
+
+	/**
+	 * Stop the heartbeat scheduler if the engine created it. Executions still running
+	 * lose their heartbeat.
+	 */
+	@Override
+	public void close() {
+		if (this.ownsScheduler) {
+			this.scheduler.shutdownNow();
+		}
+	}
+
+	private static ScheduledExecutorService newScheduler() {
+		AtomicInteger count = new AtomicInteger();
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(2, (runnable) -> {
+			Thread thread = new Thread(runnable, "idempotency-heartbeat-" + count.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		});
+		executor.setRemoveOnCancelPolicy(true);
+		return executor;
+	}
+
+}

@@ -1,0 +1,209 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package dev.idempotency.core.engine;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How the engine treats the requests of one endpoint or group of endpoints.
+ * <p>
+ * Instances are immutable and thread-safe. Create them with {@link #builder()}; every
+ * setting has a default.
+ *
+ * @param name the policy's name, used in metrics and logs, never {@code null}
+ * @param ttl how long a completed record is kept and replayed
+ * @param lockTimeout the lease of the owner of a key: how long a crashed owner blocks the
+ * key before another request may take over; live owners extend it by heartbeat
+ * @param inFlightWait how long a duplicate of a request still in progress waits for its
+ * completion before it is answered as in progress; zero answers at once
+ * @param onStoreFailure what to do when the store cannot answer
+ * @param nonStorableStatuses statuses whose responses are not stored: the key is released
+ * so that a retry runs the handler again
+ * @param unavailableRetryAfter the {@code Retry-After} advertised when the store is
+ * unavailable
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout, Duration inFlightWait,
+		StoreFailureMode onStoreFailure, StatusSet nonStorableStatuses, Duration unavailableRetryAfter) {
+
+	/**
+	 * Name of the policy used when an endpoint names none.
+	 */
+	public static final String DEFAULT_NAME = "default";
+
+	/**
+	 * Shortest lock timeout accepted: a heartbeat runs every third of it.
+	 */
+	public static final Duration MIN_LOCK_TIMEOUT = Duration.ofMillis(300);
+
+	/**
+	 * Create a policy, checking its settings.
+	 * @param name the policy's name
+	 * @param ttl how long completed records are kept
+	 * @param lockTimeout the owner's lease
+	 * @param inFlightWait how long duplicates wait for completion
+	 * @param onStoreFailure what to do when the store fails
+	 * @param nonStorableStatuses statuses that release the key
+	 * @param unavailableRetryAfter the {@code Retry-After} when the store is unavailable
+	 * @throws IllegalArgumentException if a duration is out of range or the TTL is shorter
+	 * than the lock timeout
+	 */
+	public IdempotencyPolicy {
+		Objects.requireNonNull(name, "'name' must not be null");
+		Objects.requireNonNull(ttl, "'ttl' must not be null");
+		Objects.requireNonNull(lockTimeout, "'lockTimeout' must not be null");
+		Objects.requireNonNull(inFlightWait, "'inFlightWait' must not be null");
+		Objects.requireNonNull(onStoreFailure, "'onStoreFailure' must not be null");
+		Objects.requireNonNull(nonStorableStatuses, "'nonStorableStatuses' must not be null");
+		Objects.requireNonNull(unavailableRetryAfter, "'unavailableRetryAfter' must not be null");
+		if (lockTimeout.compareTo(MIN_LOCK_TIMEOUT) < 0) {
+			throw new IllegalArgumentException("policy '" + name + "': lock timeout " + lockTimeout
+					+ " is shorter than the minimum " + MIN_LOCK_TIMEOUT);
+		}
+		if (ttl.compareTo(lockTimeout) < 0) {
+			throw new IllegalArgumentException("policy '" + name + "': ttl " + ttl
+					+ " must not be shorter than the lock timeout " + lockTimeout);
+		}
+		if (inFlightWait.isNegative() || unavailableRetryAfter.isNegative()) {
+			throw new IllegalArgumentException("policy '" + name + "': durations must not be negative");
+		}
+	}
+
+	/**
+	 * Return a builder with the defaults: name {@value #DEFAULT_NAME}, TTL 24 hours, lock
+	 * timeout 30 seconds, no in-flight wait, fail closed, {@link StatusSet#DEFAULT_NON_STORABLE},
+	 * {@code Retry-After} of 1 second when unavailable.
+	 * @return a new builder
+	 */
+	public static Builder builder() {
+		return new Builder();
+	}
+
+	/**
+	 * Return the default policy.
+	 * @return the policy built from {@link #builder()} as it is
+	 */
+	public static IdempotencyPolicy defaults() {
+		return builder().build();
+	}
+
+	/**
+	 * Builder of {@link IdempotencyPolicy} instances. Not thread-safe.
+	 */
+	public static final class Builder {
+
+		private String name = DEFAULT_NAME;
+
+		private Duration ttl = Duration.ofHours(24);
+
+		private Duration lockTimeout = Duration.ofSeconds(30);
+
+		private Duration inFlightWait = Duration.ZERO;
+
+		private StoreFailureMode onStoreFailure = StoreFailureMode.FAIL_CLOSED;
+
+		private StatusSet nonStorableStatuses = StatusSet.DEFAULT_NON_STORABLE;
+
+		private Duration unavailableRetryAfter = Duration.ofSeconds(1);
+
+		private Builder() {
+		}
+
+		/**
+		 * Set the policy's name.
+		 * @param name the name
+		 * @return this builder
+		 */
+		public Builder name(String name) {
+			this.name = name;
+			return this;
+		}
+
+		/**
+		 * Set how long completed records are kept.
+		 * @param ttl the time to live
+		 * @return this builder
+		 */
+		public Builder ttl(Duration ttl) {
+			this.ttl = ttl;
+			return this;
+		}
+
+		/**
+		 * Set the owner's lease.
+		 * @param lockTimeout the lock timeout
+		 * @return this builder
+		 */
+		public Builder lockTimeout(Duration lockTimeout) {
+			this.lockTimeout = lockTimeout;
+			return this;
+		}
+
+		/**
+		 * Set how long a duplicate waits for an in-flight request to complete.
+		 * @param inFlightWait the wait, zero for none
+		 * @return this builder
+		 */
+		public Builder inFlightWait(Duration inFlightWait) {
+			this.inFlightWait = inFlightWait;
+			return this;
+		}
+
+		/**
+		 * Set what to do when the store fails.
+		 * @param onStoreFailure the mode
+		 * @return this builder
+		 */
+		public Builder onStoreFailure(StoreFailureMode onStoreFailure) {
+			this.onStoreFailure = onStoreFailure;
+			return this;
+		}
+
+		/**
+		 * Set the statuses whose responses are not stored.
+		 * @param nonStorableStatuses the statuses
+		 * @return this builder
+		 */
+		public Builder nonStorableStatuses(StatusSet nonStorableStatuses) {
+			this.nonStorableStatuses = nonStorableStatuses;
+			return this;
+		}
+
+		/**
+		 * Set the {@code Retry-After} advertised when the store is unavailable.
+		 * @param unavailableRetryAfter the delay
+		 * @return this builder
+		 */
+		public Builder unavailableRetryAfter(Duration unavailableRetryAfter) {
+			this.unavailableRetryAfter = unavailableRetryAfter;
+			return this;
+		}
+
+		/**
+		 * Build the policy.
+		 * @return the policy
+		 * @throws IllegalArgumentException if the settings are inconsistent
+		 */
+		public IdempotencyPolicy build() {
+			return new IdempotencyPolicy(this.name, this.ttl, this.lockTimeout, this.inFlightWait,
+					this.onStoreFailure, this.nonStorableStatuses, this.unavailableRetryAfter);
+		}
+
+	}
+
+}

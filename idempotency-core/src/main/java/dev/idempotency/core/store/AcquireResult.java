@@ -1,0 +1,101 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package dev.idempotency.core.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.StoredResponse;
+
+/**
+ * Outcome of {@link IdempotencyStore#acquire}: exactly one of the four expected answers
+ * to "may I run this request?".
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public sealed interface AcquireResult
+		permits AcquireResult.Acquired, AcquireResult.Replay, AcquireResult.InProgress, AcquireResult.Mismatch {
+
+	/**
+	 * The caller now owns the key (it was absent, expired, or its previous owner's lease
+	 * had lapsed) and must run the handler, then complete or release the key.
+	 *
+	 * @param token the caller's fencing token, as passed to {@code acquire}
+	 */
+	record Acquired(OwnerToken token) implements AcquireResult {
+
+		/**
+		 * Create a result.
+		 * @param token the owner token, never {@code null}
+		 */
+		public Acquired {
+			Objects.requireNonNull(token, "'token' must not be null");
+		}
+
+	}
+
+	/**
+	 * The key is completed with the same fingerprint: answer with the stored response.
+	 *
+	 * @param response the stored response, never {@code null}
+	 * @param expiresAt when the record expires, never {@code null}
+	 */
+	record Replay(StoredResponse response, Instant expiresAt) implements AcquireResult {
+
+		/**
+		 * Create a result.
+		 * @param response the stored response, never {@code null}
+		 * @param expiresAt when the record expires, never {@code null}
+		 */
+		public Replay {
+			Objects.requireNonNull(response, "'response' must not be null");
+			Objects.requireNonNull(expiresAt, "'expiresAt' must not be null");
+		}
+
+	}
+
+	/**
+	 * Another caller owns the key with the same fingerprint and its lease is live.
+	 *
+	 * @param retryAfter how long until the owner's lease lapses at the latest, never
+	 * negative
+	 */
+	record InProgress(Duration retryAfter) implements AcquireResult {
+
+		/**
+		 * Create a result.
+		 * @param retryAfter the remaining lease, never {@code null} or negative
+		 */
+		public InProgress {
+			Objects.requireNonNull(retryAfter, "'retryAfter' must not be null");
+			if (retryAfter.isNegative()) {
+				throw new IllegalArgumentException("'retryAfter' must not be negative");
+			}
+		}
+
+	}
+
+	/**
+	 * The key is in use (processing or completed) for a request with another fingerprint.
+	 */
+	record Mismatch() implements AcquireResult {
+
+	}
+
+}
