@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core;
 
 import java.nio.ByteBuffer;
@@ -70,8 +71,8 @@ public record FingerprintInput(String method, String path, @Nullable String quer
 	 * @param length the number of body bytes
 	 * @return the input
 	 */
-	public static FingerprintInput of(String method, String path, @Nullable String query,
-			@Nullable String contentType, List<HttpHeader> headers, byte[] body, int offset, int length) {
+	public static FingerprintInput of(String method, String path, @Nullable String query, @Nullable String contentType,
+			List<HttpHeader> headers, byte[] body, int offset, int length) {
 		return new FingerprintInput(method, path, query, contentType, headers, ByteBuffer.wrap(body, offset, length));
 	}
 

@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core;
 
 import java.time.Instant;
@@ -31,8 +32,8 @@ import org.jspecify.annotations.Nullable;
  * @param key the record's key, never {@code null}
  * @param fingerprint the first request's fingerprint, never {@code null}
  * @param status the state, never {@code null}
- * @param owner the fencing token of the owner that created or last took over the
- * record, never {@code null}
+ * @param owner the fencing token of the owner that created or last took over the record,
+ * never {@code null}
  * @param createdAt when the record was created, by the store's clock; {@code null} if the
  * store does not keep it
  * @param leaseExpiresAt when the owner's lease lapses, by the store's clock; {@code null}

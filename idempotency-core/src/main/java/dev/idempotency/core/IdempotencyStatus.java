@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core;
 
 /**
@@ -29,14 +30,15 @@ public enum IdempotencyStatus {
 
 	/**
 	 * The first request's handler is running. The record has an owner whose lease is kept
-	 * alive by heartbeats; when the lease lapses (the owner crashed) the next request with
-	 * the same fingerprint takes the key over. Duplicates are answered as in progress.
+	 * alive by heartbeats; when the lease lapses (the owner crashed) the next request
+	 * with the same fingerprint takes the key over. Duplicates are answered as in
+	 * progress.
 	 */
 	PROCESSING,
 
 	/**
-	 * The handler finished with a storable response. Retries with the same fingerprint are
-	 * answered with the stored response until the record expires.
+	 * The handler finished with a storable response. Retries with the same fingerprint
+	 * are answered with the stored response until the record expires.
 	 */
 	COMPLETED
 

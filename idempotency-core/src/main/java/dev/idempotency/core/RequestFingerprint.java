@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core;
 
 import java.security.MessageDigest;
@@ -51,8 +52,8 @@ public final class RequestFingerprint {
 	 * Create a fingerprint from its {@value #LENGTH} bytes.
 	 * @param bytes the digest, never {@code null}; copied
 	 * @return the fingerprint
-	 * @throws IllegalArgumentException if the array does not hold exactly {@value #LENGTH}
-	 * bytes
+	 * @throws IllegalArgumentException if the array does not hold exactly
+	 * {@value #LENGTH} bytes
 	 */
 	public static RequestFingerprint of(byte[] bytes) {
 		Objects.requireNonNull(bytes, "'bytes' must not be null");

@@ -13,14 +13,15 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core;
 
 /**
- * Strategy that computes the fingerprint of a request. Two requests with the same key
- * are the same request exactly when their fingerprints are equal.
+ * Strategy that computes the fingerprint of a request. Two requests with the same key are
+ * the same request exactly when their fingerprints are equal.
  * <p>
- * Implementations must be thread-safe and must not fail for any input: a body that
- * cannot be interpreted is fingerprinted as raw bytes.
+ * Implementations must be thread-safe and must not fail for any input: a body that cannot
+ * be interpreted is fingerprinted as raw bytes.
  *
  * @author Idempotency contributors
  * @since 0.1.0

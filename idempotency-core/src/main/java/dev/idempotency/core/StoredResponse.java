@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core;
 
 import java.io.IOException;
@@ -25,11 +26,11 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Response of a completed first request, as it is stored and replayed: status, headers
- * in their original order, and body bytes.
+ * Response of a completed first request, as it is stored and replayed: status, headers in
+ * their original order, and body bytes.
  * <p>
- * A response whose body was larger than the configured maximum is stored without its
- * body ({@link #isBodyRetained()} is {@code false}); a replay then answers a problem that
+ * A response whose body was larger than the configured maximum is stored without its body
+ * ({@link #isBodyRetained()} is {@code false}); a replay then answers a problem that
  * carries the original status instead of a truncated body.
  * <p>
  * Instances are immutable and thread-safe: the body is copied in, and read through

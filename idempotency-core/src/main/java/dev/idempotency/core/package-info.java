@@ -15,7 +15,8 @@
  */
 
 /**
- * Key lifecycle model of the idempotency engine: keys, fingerprints, records and stored responses.
+ * Key lifecycle model of the idempotency engine: keys, fingerprints, records and stored
+ * responses.
  */
 @NullMarked
 package dev.idempotency.core;

@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core.engine;
 
 import java.time.Duration;
@@ -23,19 +24,19 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.IdempotencyStoreException;
 
 /**
- * What the engine decided for a request, returned by
- * {@link IdempotencyEngine#begin}. Exactly one of the subtypes applies.
+ * What the engine decided for a request, returned by {@link IdempotencyEngine#begin}.
+ * Exactly one of the subtypes applies.
  *
  * @author Idempotency contributors
  * @since 0.1.0
  */
-public sealed interface Decision permits Decision.Execute, Decision.Replay, Decision.InProgress,
-		Decision.Mismatch, Decision.Unavailable, Decision.Unprotected {
+public sealed interface Decision permits Decision.Execute, Decision.Replay, Decision.InProgress, Decision.Mismatch,
+		Decision.Unavailable, Decision.Unprotected {
 
 	/**
-	 * The caller owns the key: run the handler, then
-	 * {@link Execution#complete complete} or {@link Execution#release release} the
-	 * execution (closing it releases the key if neither happened).
+	 * The caller owns the key: run the handler, then {@link Execution#complete complete}
+	 * or {@link Execution#release release} the execution (closing it releases the key if
+	 * neither happened).
 	 *
 	 * @param execution the handle of this execution
 	 */

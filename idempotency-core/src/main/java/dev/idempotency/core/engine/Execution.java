@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core.engine;
 
 import java.time.Duration;
@@ -23,13 +24,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-import org.jspecify.annotations.Nullable;
-
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Handle of one execution of a handler under an owned key. While it is open a heartbeat
@@ -112,9 +112,8 @@ public final class Execution implements AutoCloseable {
 	}
 
 	/**
-	 * Return whether a heartbeat found that another caller took the key over. The
-	 * handler keeps running (it cannot be stopped safely), but its completion will be
-	 * rejected.
+	 * Return whether a heartbeat found that another caller took the key over. The handler
+	 * keeps running (it cannot be stopped safely), but its completion will be rejected.
 	 * @return {@code true} if ownership was lost
 	 */
 	public boolean isOwnershipLost() {
@@ -221,8 +220,8 @@ public final class Execution implements AutoCloseable {
 		}
 		catch (IdempotencyStoreException ex) {
 			this.engine.listener().onStoreFailure(this.key, "release", ex);
-			logger.log(Level.WARNING, ex, () -> "Could not release key '" + this.key
-					+ "': it stays in progress until its lease lapses");
+			logger.log(Level.WARNING, ex,
+					() -> "Could not release key '" + this.key + "': it stays in progress until its lease lapses");
 			return CompletionOutcome.FAILED;
 		}
 	}

@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core.engine;
 
 import java.time.Clock;
@@ -187,10 +188,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 		return new Decision.Unavailable(retryAfter(policy.unavailableRetryAfter()), ex);
 	}
 
-	/**
-	 * Round a delay up to whole seconds, at least one, as {@code Retry-After} carries
-	 * seconds.
-	 */
+	// Retry-After carries whole seconds: round up, at least one
 	private static Duration retryAfter(Duration delay) {
 		long seconds = delay.getSeconds() + ((delay.getNano() > 0) ? 1 : 0);
 		return Duration.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), seconds));

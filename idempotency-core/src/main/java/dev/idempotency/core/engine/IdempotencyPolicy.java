@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core.engine;
 
 import java.time.Duration;
@@ -60,8 +61,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * @param onStoreFailure what to do when the store fails
 	 * @param nonStorableStatuses statuses that release the key
 	 * @param unavailableRetryAfter the {@code Retry-After} when the store is unavailable
-	 * @throws IllegalArgumentException if a duration is out of range or the TTL is shorter
-	 * than the lock timeout
+	 * @throws IllegalArgumentException if a duration is out of range or the TTL is
+	 * shorter than the lock timeout
 	 */
 	public IdempotencyPolicy {
 		Objects.requireNonNull(name, "'name' must not be null");
@@ -76,8 +77,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 					+ " is shorter than the minimum " + MIN_LOCK_TIMEOUT);
 		}
 		if (ttl.compareTo(lockTimeout) < 0) {
-			throw new IllegalArgumentException("policy '" + name + "': ttl " + ttl
-					+ " must not be shorter than the lock timeout " + lockTimeout);
+			throw new IllegalArgumentException(
+					"policy '" + name + "': ttl " + ttl + " must not be shorter than the lock timeout " + lockTimeout);
 		}
 		if (inFlightWait.isNegative() || unavailableRetryAfter.isNegative()) {
 			throw new IllegalArgumentException("policy '" + name + "': durations must not be negative");
@@ -86,8 +87,9 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 
 	/**
 	 * Return a builder with the defaults: name {@value #DEFAULT_NAME}, TTL 24 hours, lock
-	 * timeout 30 seconds, no in-flight wait, fail closed, {@link StatusSet#DEFAULT_NON_STORABLE},
-	 * {@code Retry-After} of 1 second when unavailable.
+	 * timeout 30 seconds, no in-flight wait, fail closed,
+	 * {@link StatusSet#DEFAULT_NON_STORABLE}, {@code Retry-After} of 1 second when
+	 * unavailable.
 	 * @return a new builder
 	 */
 	public static Builder builder() {
@@ -200,8 +202,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		 * @throws IllegalArgumentException if the settings are inconsistent
 		 */
 		public IdempotencyPolicy build() {
-			return new IdempotencyPolicy(this.name, this.ttl, this.lockTimeout, this.inFlightWait,
-					this.onStoreFailure, this.nonStorableStatuses, this.unavailableRetryAfter);
+			return new IdempotencyPolicy(this.name, this.ttl, this.lockTimeout, this.inFlightWait, this.onStoreFailure,
+					this.nonStorableStatuses, this.unavailableRetryAfter);
 		}
 
 	}

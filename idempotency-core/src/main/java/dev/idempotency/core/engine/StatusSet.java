@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core.engine;
 
 import java.util.BitSet;
@@ -55,8 +56,8 @@ public final class StatusSet {
 	 * separated by commas; blanks are ignored.
 	 * @param text the text, never {@code null}
 	 * @return the set
-	 * @throws IllegalArgumentException if an element is neither a code from 100 to 999 nor
-	 * a class from {@code 1xx} to {@code 9xx}
+	 * @throws IllegalArgumentException if an element is neither a code from 100 to 999
+	 * nor a class from {@code 1xx} to {@code 9xx}
 	 */
 	public static StatusSet parse(String text) {
 		Objects.requireNonNull(text, "'text' must not be null");

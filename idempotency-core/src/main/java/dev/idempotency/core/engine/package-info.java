@@ -15,7 +15,8 @@
  */
 
 /**
- * Framework-free engine that runs acquire, execute and complete or release around a handler.
+ * Framework-free engine that runs acquire, execute and complete or release around a
+ * handler.
  */
 @NullMarked
 package dev.idempotency.core.engine;

@@ -13,6 +13,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+
 package dev.idempotency.core.store;
 
 import java.time.Duration;
@@ -55,8 +56,9 @@ public interface IdempotencyStore {
 	/**
 	 * Try to become the owner of a key, or learn why not.
 	 * <ul>
-	 * <li>absent or expired: store a {@code PROCESSING} record owned by {@code token} with
-	 * the given fingerprint, lease and expiry, and return {@link AcquireResult.Acquired};
+	 * <li>absent or expired: store a {@code PROCESSING} record owned by {@code token}
+	 * with the given fingerprint, lease and expiry, and return
+	 * {@link AcquireResult.Acquired};
 	 * <li>stored with another fingerprint (processing or completed):
 	 * {@link AcquireResult.Mismatch}, changing nothing;
 	 * <li>completed: {@link AcquireResult.Replay} with the stored response;
@@ -82,8 +84,8 @@ public interface IdempotencyStore {
 	 * @param token the caller's token
 	 * @param response the response to replay
 	 * @param ttl how long to keep the completed record
-	 * @return {@code true} if stored, or if the record was already completed by this
-	 * same token (so that a completion retried after a lost reply is not mistaken for a
+	 * @return {@code true} if stored, or if the record was already completed by this same
+	 * token (so that a completion retried after a lost reply is not mistaken for a
 	 * fencing); {@code false} if the caller no longer owns the record (fenced out), in
 	 * which case nothing was written
 	 * @throws IdempotencyStoreException if the store cannot answer
