@@ -1,0 +1,311 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URLDecoder;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Request whose body has been read into memory before the handler runs, so that it can be
+ * fingerprinted and then read again by the handler through {@link #getInputStream()},
+ * {@link #getReader()} or, for {@code application/x-www-form-urlencoded} posts, the
+ * parameter methods.
+ *
+ * @author Idempotency contributors
+ */
+final class BufferedRequestWrapper extends HttpServletRequestWrapper {
+
+	private static final byte[] EMPTY = new byte[0];
+
+	private static final int INITIAL_CHUNKED_CAPACITY = 8192;
+
+	private final byte[] body;
+
+	private @Nullable BodyInputStream inputStream;
+
+	private @Nullable BufferedReader reader;
+
+	private @Nullable Map<String, String[]> parameters;
+
+	private BufferedRequestWrapper(HttpServletRequest request, byte[] body) {
+		super(request);
+		this.body = body;
+	}
+
+	/**
+	 * Read the body of a request.
+	 * @param request the request
+	 * @param maxBody largest body accepted, in bytes
+	 * @return the wrapper, or {@code null} if the body is larger than {@code maxBody}
+	 * (nothing or only part of it has been read then)
+	 * @throws IOException if reading fails or the body is shorter than its
+	 * {@code Content-Length}
+	 */
+	static @Nullable BufferedRequestWrapper read(HttpServletRequest request, int maxBody) throws IOException {
+		long contentLength = request.getContentLengthLong();
+		if (contentLength > maxBody) {
+			return null;
+		}
+		if (contentLength == 0) {
+			return new BufferedRequestWrapper(request, EMPTY);
+		}
+		InputStream in = request.getInputStream();
+		if (contentLength > 0) {
+			byte[] body = new byte[(int) contentLength];
+			int count = 0;
+			while (count < body.length) {
+				int read = in.read(body, count, body.length - count);
+				if (read < 0) {
+					throw new IOException(
+							"Request body ended after " + count + " of " + contentLength + " bytes (Content-Length)");
+				}
+				count += read;
+			}
+			return new BufferedRequestWrapper(request, body);
+		}
+		// no Content-Length (chunked): grow up to one byte past the limit to detect
+		// excess
+		byte[] buffer = new byte[Math.min(INITIAL_CHUNKED_CAPACITY, maxBody + 1)];
+		int count = 0;
+		while (true) {
+			if (count == buffer.length) {
+				if (count > maxBody) {
+					return null;
+				}
+				buffer = Arrays.copyOf(buffer, (int) Math.min((long) maxBody + 1, (long) buffer.length * 2));
+			}
+			int read = in.read(buffer, count, buffer.length - count);
+			if (read < 0) {
+				break;
+			}
+			count += read;
+		}
+		if (count > maxBody) {
+			return null;
+		}
+		return new BufferedRequestWrapper(request, (count == buffer.length) ? buffer : Arrays.copyOf(buffer, count));
+	}
+
+	/**
+	 * Return the buffered body. The array must not be modified.
+	 * @return the body
+	 */
+	byte[] body() {
+		return this.body;
+	}
+
+	@Override
+	public int getContentLength() {
+		return this.body.length;
+	}
+
+	@Override
+	public long getContentLengthLong() {
+		return this.body.length;
+	}
+
+	@Override
+	public ServletInputStream getInputStream() {
+		BodyInputStream stream = this.inputStream;
+		if (stream == null) {
+			stream = new BodyInputStream(this.body);
+			this.inputStream = stream;
+		}
+		return stream;
+	}
+
+	@Override
+	public BufferedReader getReader() {
+		BufferedReader current = this.reader;
+		if (current == null) {
+			current = new BufferedReader(new InputStreamReader(getInputStream(), charset()));
+			this.reader = current;
+		}
+		return current;
+	}
+
+	private Charset charset() {
+		String encoding = getCharacterEncoding();
+		if (encoding != null) {
+			try {
+				return Charset.forName(encoding);
+			}
+			catch (IllegalArgumentException ex) {
+				// unsupported: fall back as the servlet specification does
+			}
+		}
+		return StandardCharsets.ISO_8859_1;
+	}
+
+	@Override
+	public @Nullable String getParameter(String name) {
+		String[] values = parameters().get(name);
+		return (values != null && values.length > 0) ? values[0] : null;
+	}
+
+	@Override
+	public Map<String, String[]> getParameterMap() {
+		return parameters();
+	}
+
+	@Override
+	public Enumeration<String> getParameterNames() {
+		return Collections.enumeration(parameters().keySet());
+	}
+
+	@Override
+	public String @Nullable [] getParameterValues(String name) {
+		String[] values = parameters().get(name);
+		return (values != null) ? values.clone() : null;
+	}
+
+	private Map<String, String[]> parameters() {
+		Map<String, String[]> current = this.parameters;
+		if (current == null) {
+			// the container parses only the query string once the body has been read
+			Map<String, String[]> container = super.getParameterMap();
+			current = isFormPost() ? merge(container, parseForm()) : container;
+			this.parameters = current;
+		}
+		return current;
+	}
+
+	private boolean isFormPost() {
+		String contentType = getContentType();
+		return "POST".equals(getMethod()) && contentType != null
+				&& contentType.toLowerCase(Locale.ROOT).strip().startsWith("application/x-www-form-urlencoded");
+	}
+
+	private Map<String, List<String>> parseForm() {
+		Map<String, List<String>> form = new LinkedHashMap<>();
+		Charset charset = charset();
+		String text = new String(this.body, StandardCharsets.ISO_8859_1);
+		for (String pair : text.split("&")) {
+			if (pair.isEmpty()) {
+				continue;
+			}
+			int equals = pair.indexOf('=');
+			String name = (equals >= 0) ? pair.substring(0, equals) : pair;
+			String value = (equals >= 0) ? pair.substring(equals + 1) : "";
+			try {
+				form.computeIfAbsent(decode(name, charset), (key) -> new ArrayList<>()).add(decode(value, charset));
+			}
+			catch (IllegalArgumentException ex) {
+				// a malformed pair is skipped, as containers do
+			}
+		}
+		return form;
+	}
+
+	private static String decode(String value, Charset charset) {
+		// the body was read as ISO-8859-1 so that every byte maps to one char: re-encode
+		// raw bytes outside the %-escapes in the request's charset
+		String decoded = URLDecoder.decode(value, StandardCharsets.ISO_8859_1);
+		return new String(decoded.getBytes(StandardCharsets.ISO_8859_1), charset);
+	}
+
+	private static Map<String, String[]> merge(Map<String, String[]> query, Map<String, List<String>> form) {
+		Map<String, String[]> merged = new LinkedHashMap<>(query);
+		form.forEach((name, values) -> {
+			String[] existing = merged.get(name);
+			List<String> all = new ArrayList<>();
+			if (existing != null) {
+				all.addAll(Arrays.asList(existing));
+			}
+			all.addAll(values);
+			merged.put(name, all.toArray(new String[0]));
+		});
+		return Collections.unmodifiableMap(merged);
+	}
+
+	/**
+	 * Input stream over the buffered body.
+	 */
+	private static final class BodyInputStream extends ServletInputStream {
+
+		private final ByteArrayInputStream in;
+
+		BodyInputStream(byte[] body) {
+			this.in = new ByteArrayInputStream(body);
+		}
+
+		@Override
+		public int read() {
+			return this.in.read();
+		}
+
+		@Override
+		public int read(byte[] b, int off, int len) {
+			return this.in.read(b, off, len);
+		}
+
+		@Override
+		public int available() {
+			return this.in.available();
+		}
+
+		@Override
+		public long skip(long n) {
+			return this.in.skip(n);
+		}
+
+		@Override
+		public boolean isFinished() {
+			return this.in.available() == 0;
+		}
+
+		@Override
+		public boolean isReady() {
+			return true;
+		}
+
+		@Override
+		public void setReadListener(ReadListener readListener) {
+			try {
+				if (!isFinished()) {
+					readListener.onDataAvailable();
+				}
+				readListener.onAllDataRead();
+			}
+			catch (IOException ex) {
+				readListener.onError(ex);
+			}
+		}
+
+	}
+
+}

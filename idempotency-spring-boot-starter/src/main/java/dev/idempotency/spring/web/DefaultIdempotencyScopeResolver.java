@@ -1,0 +1,76 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.security.Principal;
+
+import dev.idempotency.core.IdempotencyKey;
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.StringUtils;
+
+/**
+ * Default {@link IdempotencyScopeResolver}: the value of a configured scope header when
+ * the request carries it, else the name of the authenticated principal
+ * ({@link HttpServletRequest#getUserPrincipal()}), else the global scope.
+ * <p>
+ * A scope header is only trustworthy when it is set by infrastructure in front of the
+ * application (an API gateway that authenticates the tenant); a client that can choose it
+ * can read the responses stored under another tenant's keys.
+ * <p>
+ * Immutable and thread-safe.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class DefaultIdempotencyScopeResolver implements IdempotencyScopeResolver {
+
+	private final @Nullable String scopeHeader;
+
+	/**
+	 * Create a resolver that scopes keys by principal only.
+	 */
+	public DefaultIdempotencyScopeResolver() {
+		this(null);
+	}
+
+	/**
+	 * Create a resolver.
+	 * @param scopeHeader name of the header that carries the scope, or {@code null} to
+	 * scope by principal only
+	 */
+	public DefaultIdempotencyScopeResolver(@Nullable String scopeHeader) {
+		this.scopeHeader = StringUtils.hasText(scopeHeader) ? scopeHeader : null;
+	}
+
+	@Override
+	public String resolveScope(HttpServletRequest request) {
+		if (this.scopeHeader != null) {
+			String value = request.getHeader(this.scopeHeader);
+			if (StringUtils.hasText(value)) {
+				return value.strip();
+			}
+		}
+		Principal principal = request.getUserPrincipal();
+		if (principal != null && principal.getName() != null) {
+			return principal.getName();
+		}
+		return IdempotencyKey.GLOBAL_SCOPE;
+	}
+
+}

@@ -1,0 +1,110 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/**
+ * An idempotent endpoint declared by configuration ({@code idempotency.endpoints}) rather
+ * than by {@link Idempotent @Idempotent}: requests whose method is one of
+ * {@link #methods()} and whose path within the application matches {@link #path()} (a
+ * {@link PathPattern}).
+ * <p>
+ * Immutable and thread-safe.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class EndpointRule {
+
+	private final Set<String> methods;
+
+	private final PathPattern pattern;
+
+	private final IdempotentEndpoint endpoint;
+
+	/**
+	 * Create a rule.
+	 * @param methods the HTTP methods, never {@code null} or empty
+	 * @param path the path pattern, never {@code null}
+	 * @param policy the name of the policy, never {@code null}
+	 * @param required whether requests without a key are rejected
+	 * @throws org.springframework.web.util.pattern.PatternParseException if the path is
+	 * not a valid pattern
+	 */
+	public EndpointRule(Set<String> methods, String path, String policy, boolean required) {
+		Objects.requireNonNull(methods, "'methods' must not be null");
+		Objects.requireNonNull(path, "'path' must not be null");
+		if (methods.isEmpty()) {
+			throw new IllegalArgumentException("'methods' must not be empty");
+		}
+		Set<String> upperCase = new LinkedHashSet<>();
+		for (String method : methods) {
+			upperCase.add(method.strip().toUpperCase(Locale.ROOT));
+		}
+		this.methods = Set.copyOf(upperCase);
+		this.pattern = PathPatternParser.defaultInstance.parse(path);
+		this.endpoint = new IdempotentEndpoint(policy, required);
+	}
+
+	/**
+	 * Return the HTTP methods, in upper case.
+	 * @return the methods
+	 */
+	public Set<String> methods() {
+		return this.methods;
+	}
+
+	/**
+	 * Return the path pattern.
+	 * @return the pattern as written
+	 */
+	public String path() {
+		return this.pattern.getPatternString();
+	}
+
+	/**
+	 * Return the endpoint description of matching requests.
+	 * @return the endpoint
+	 */
+	public IdempotentEndpoint endpoint() {
+		return this.endpoint;
+	}
+
+	@Nullable IdempotentEndpoint match(HttpServletRequest request, PathContainer pathWithinApplication) {
+		if (this.methods.contains(request.getMethod()) && this.pattern.matches(pathWithinApplication)) {
+			return this.endpoint;
+		}
+		return null;
+	}
+
+	@Override
+	public String toString() {
+		return this.methods + " " + path() + " -> " + this.endpoint;
+	}
+
+}

@@ -1,0 +1,443 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+
+import jakarta.servlet.http.HttpServletRequest;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.server.RequestPath;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
+import org.springframework.web.cors.CorsUtils;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.UrlPathHelper;
+
+/**
+ * {@link IdempotentEndpointResolver} over Spring MVC's request mappings: the handler
+ * methods annotated with {@link Idempotent @Idempotent} (on the method, or on the
+ * controller class for methods that accept an unsafe HTTP method), plus configured
+ * {@link EndpointRule rules} for endpoints that cannot be annotated.
+ * <p>
+ * <b>Start-up.</b> The idempotent mappings are collected once, after all singletons
+ * exist, from every {@link RequestMappingInfoHandlerMapping} of the application context.
+ * A handler that names an unknown policy, or that streams its response, fails start-up.
+ * <p>
+ * <b>Per request.</b> A request whose method no idempotent mapping accepts is answered at
+ * the cost of a set lookup. Otherwise its path is matched against the idempotent
+ * {@link RequestMappingInfo}s only (never the application's other mappings): mappings
+ * with literal paths are found by a hash lookup of the request path, mappings with
+ * patterns are checked one by one. This reproduces Spring MVC's choice without a second
+ * full handler lookup.
+ * <p>
+ * <b>Shadowing.</b> An idempotent pattern such as {@code /orders/{id}} may also match a
+ * path that Spring MVC routes to a more specific, non-idempotent mapping such as
+ * {@code /orders/export}. At start-up each idempotent mapping is paired with the
+ * non-idempotent mappings that could overlap it (same or higher-priority handler mapping,
+ * a common HTTP method, literal path prefixes that do not exclude each other); when the
+ * idempotent mapping matches a request, those are matched too and, if one of them is what
+ * Spring MVC would prefer, the request is not treated as idempotent. Configured rules are
+ * path rules and are never shadowed.
+ * <p>
+ * Thread-safe once initialized.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class HandlerMappingEndpointResolver
+		implements IdempotentEndpointResolver, ApplicationContextAware, SmartInitializingSingleton {
+
+	private static final Log logger = LogFactory.getLog(HandlerMappingEndpointResolver.class);
+
+	private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE");
+
+	private static final int MAX_RETURN_TYPE_DEPTH = 4;
+
+	private final EndpointPolicies policies;
+
+	private final List<EndpointRule> rules;
+
+	private @Nullable ApplicationContext applicationContext;
+
+	private volatile @Nullable Index index;
+
+	/**
+	 * Create a resolver.
+	 * @param policies the configured policies, never {@code null}
+	 * @param rules the configured endpoint rules, in order of precedence, never
+	 * {@code null}
+	 * @throws IllegalArgumentException if a rule names an unknown policy
+	 */
+	public HandlerMappingEndpointResolver(EndpointPolicies policies, List<EndpointRule> rules) {
+		this.policies = Objects.requireNonNull(policies, "'policies' must not be null");
+		this.rules = List.copyOf(Objects.requireNonNull(rules, "'rules' must not be null"));
+		for (EndpointRule rule : this.rules) {
+			if (policies.get(rule.endpoint().policy()) == null) {
+				throw new IllegalArgumentException("Endpoint rule " + rule + " names the policy '"
+						+ rule.endpoint().policy() + "', which is not configured " + policies.names());
+			}
+		}
+	}
+
+	@Override
+	public void setApplicationContext(ApplicationContext applicationContext) {
+		this.applicationContext = applicationContext;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		ApplicationContext context = this.applicationContext;
+		if (context != null && this.index == null) {
+			initialize(context.getBeansOfType(RequestMappingInfoHandlerMapping.class).values());
+		}
+	}
+
+	/**
+	 * Collect the idempotent mappings of the given handler mappings. Called at start-up;
+	 * calling it again replaces what was collected.
+	 * @param handlerMappings the handler mappings, never {@code null}
+	 * @throws IllegalStateException if an {@code @Idempotent} handler names an unknown
+	 * policy or streams its response
+	 */
+	public void initialize(Collection<? extends RequestMappingInfoHandlerMapping> handlerMappings) {
+		List<RequestMappingInfoHandlerMapping> sorted = new ArrayList<>(handlerMappings);
+		sorted.sort(Comparator.comparingInt(RequestMappingInfoHandlerMapping::getOrder));
+		List<Mapping> idempotent = new ArrayList<>();
+		List<Mapping> others = new ArrayList<>();
+		UrlPathHelper legacyPathHelper = null;
+		for (int rank = 0; rank < sorted.size(); rank++) {
+			RequestMappingInfoHandlerMapping handlerMapping = sorted.get(rank);
+			for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : handlerMapping.getHandlerMethods().entrySet()) {
+				RequestMappingInfo info = entry.getKey();
+				if (info.getPathPatternsCondition() == null) {
+					legacyPathHelper = handlerMapping.getUrlPathHelper();
+				}
+				IdempotentEndpoint endpoint = endpointOf(info, entry.getValue());
+				Mapping mapping = new Mapping(handlerMapping, rank, info, endpoint);
+				((endpoint != null) ? idempotent : others).add(mapping);
+			}
+		}
+		for (Mapping mapping : idempotent) {
+			for (Mapping other : others) {
+				if (other.rank <= mapping.rank && mayOverlap(mapping.info, other.info)) {
+					mapping.shadows.add(other);
+				}
+			}
+		}
+		this.index = new Index(idempotent, this.rules, legacyPathHelper);
+		if (logger.isDebugEnabled()) {
+			logger
+				.debug("Idempotent endpoints: " + idempotent.size() + " mapping(s), " + this.rules.size() + " rule(s)");
+		}
+	}
+
+	private @Nullable IdempotentEndpoint endpointOf(RequestMappingInfo info, HandlerMethod handlerMethod) {
+		Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(), Idempotent.class);
+		if (idempotent == null) {
+			idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), Idempotent.class);
+			if (idempotent == null || acceptsOnlySafeMethods(info)) {
+				return null;
+			}
+		}
+		if (this.policies.get(idempotent.policy()) == null) {
+			throw new IllegalStateException("@Idempotent handler " + handlerMethod + " names the policy '"
+					+ idempotent.policy() + "', which is not configured: add it under 'idempotency.policies."
+					+ idempotent.policy() + "' (configured policies: " + this.policies.names() + ")");
+		}
+		ResolvableType returnType = ResolvableType.forMethodParameter(handlerMethod.getReturnType());
+		if (isStreaming(returnType, 0)) {
+			throw new IllegalStateException("@Idempotent handler " + handlerMethod + " streams its response ("
+					+ returnType + "): a streamed response cannot be stored and replayed; return a complete "
+					+ "response body or remove @Idempotent");
+		}
+		return new IdempotentEndpoint(idempotent.policy(), idempotent.required());
+	}
+
+	private static boolean acceptsOnlySafeMethods(RequestMappingInfo info) {
+		Set<RequestMethod> methods = info.getMethodsCondition().getMethods();
+		if (methods.isEmpty()) {
+			return false;
+		}
+		for (RequestMethod method : methods) {
+			if (!SAFE_METHODS.contains(method.name())) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static boolean isStreaming(ResolvableType type, int depth) {
+		Class<?> raw = type.resolve(Object.class);
+		if (ResponseBodyEmitter.class.isAssignableFrom(raw) || StreamingResponseBody.class.isAssignableFrom(raw)) {
+			return true;
+		}
+		if (depth < MAX_RETURN_TYPE_DEPTH && (HttpEntity.class.isAssignableFrom(raw)
+				|| Callable.class.isAssignableFrom(raw) || DeferredResult.class.isAssignableFrom(raw)
+				|| CompletionStage.class.isAssignableFrom(raw) || WebAsyncTask.class.isAssignableFrom(raw))) {
+			ResolvableType nested = (HttpEntity.class.isAssignableFrom(raw)) ? type.as(HttpEntity.class) : type;
+			return nested.hasGenerics() && isStreaming(nested.getGeneric(0), depth + 1);
+		}
+		return false;
+	}
+
+	private static boolean mayOverlap(RequestMappingInfo idempotent, RequestMappingInfo other) {
+		Set<String> methods = methodNames(idempotent);
+		Set<String> otherMethods = methodNames(other);
+		if (!methods.isEmpty() && !otherMethods.isEmpty() && Collections.disjoint(methods, otherMethods)) {
+			return false;
+		}
+		for (String pattern : patternsOf(idempotent)) {
+			String prefix = literalPrefix(pattern);
+			for (String otherPattern : patternsOf(other)) {
+				String otherPrefix = literalPrefix(otherPattern);
+				if (prefix.startsWith(otherPrefix) || otherPrefix.startsWith(prefix)) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	private static Set<String> patternsOf(RequestMappingInfo info) {
+		Set<String> patterns = info.getPatternValues();
+		return patterns.isEmpty() ? Set.of("") : patterns;
+	}
+
+	// every path a pattern matches starts with this prefix; lower case so that
+	// case-insensitive matching is covered too
+	private static String literalPrefix(String pattern) {
+		int end = pattern.length();
+		for (int i = 0; i < pattern.length(); i++) {
+			char c = pattern.charAt(i);
+			if (c == '{' || c == '*' || c == '?') {
+				end = i;
+				break;
+			}
+		}
+		return pattern.substring(0, end).toLowerCase(Locale.ROOT);
+	}
+
+	private static Set<String> methodNames(RequestMappingInfo info) {
+		Set<String> names = new HashSet<>();
+		for (RequestMethod method : info.getMethodsCondition().getMethods()) {
+			names.add(method.name());
+			if (method == RequestMethod.GET) {
+				names.add("HEAD");
+			}
+		}
+		return names;
+	}
+
+	@Override
+	public @Nullable IdempotentEndpoint resolve(HttpServletRequest request) {
+		Index current = this.index;
+		if (current == null) {
+			throw new IllegalStateException("HandlerMappingEndpointResolver has not been initialized");
+		}
+		if (!current.acceptsMethod(request.getMethod()) || CorsUtils.isPreFlightRequest(request)) {
+			return null;
+		}
+		Object previousPath = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
+		Object previousLookupPath = request.getAttribute(UrlPathHelper.PATH_ATTRIBUTE);
+		try {
+			RequestPath path = ServletRequestPathUtils.parseAndCache(request);
+			if (current.legacyPathHelper != null) {
+				current.legacyPathHelper.resolveAndCacheLookupPath(request);
+			}
+			return current.resolve(request, path);
+		}
+		finally {
+			// leave the request as it was: the dispatcher parses it again for itself
+			ServletRequestPathUtils.setParsedRequestPath((RequestPath) previousPath, request);
+			if (previousLookupPath != null) {
+				request.setAttribute(UrlPathHelper.PATH_ATTRIBUTE, previousLookupPath);
+			}
+			else {
+				request.removeAttribute(UrlPathHelper.PATH_ATTRIBUTE);
+			}
+		}
+	}
+
+	/**
+	 * One request mapping of a handler mapping.
+	 */
+	private static final class Mapping {
+
+		final RequestMappingInfoHandlerMapping owner;
+
+		final int rank;
+
+		final RequestMappingInfo info;
+
+		final @Nullable IdempotentEndpoint endpoint;
+
+		final List<Mapping> shadows = new ArrayList<>();
+
+		Mapping(RequestMappingInfoHandlerMapping owner, int rank, RequestMappingInfo info,
+				@Nullable IdempotentEndpoint endpoint) {
+			this.owner = owner;
+			this.rank = rank;
+			this.info = info;
+			this.endpoint = endpoint;
+		}
+
+	}
+
+	/**
+	 * A mapping that matched a request, with the matching part of its condition.
+	 */
+	private record Match(Mapping mapping, RequestMappingInfo matched) {
+
+	}
+
+	/**
+	 * The idempotent mappings, indexed for matching.
+	 */
+	private static final class Index {
+
+		private final boolean anyMethod;
+
+		private final Set<String> methods;
+
+		private final Map<String, List<Mapping>> byDirectPath;
+
+		private final List<Mapping> withDirectPaths;
+
+		private final List<Mapping> withPatterns;
+
+		private final List<EndpointRule> rules;
+
+		private final @Nullable UrlPathHelper legacyPathHelper;
+
+		Index(List<Mapping> idempotent, List<EndpointRule> rules, @Nullable UrlPathHelper legacyPathHelper) {
+			boolean any = false;
+			Set<String> methodSet = new HashSet<>();
+			Map<String, List<Mapping>> direct = new HashMap<>();
+			List<Mapping> directMappings = new ArrayList<>();
+			List<Mapping> patternMappings = new ArrayList<>();
+			for (Mapping mapping : idempotent) {
+				Set<String> names = methodNames(mapping.info);
+				any = any || names.isEmpty();
+				methodSet.addAll(names);
+				Set<String> directPaths = mapping.info.getDirectPaths();
+				boolean allDirect = mapping.info.getPathPatternsCondition() != null && !directPaths.isEmpty()
+						&& !directPaths.contains("") && directPaths.size() == mapping.info.getPatternValues().size();
+				if (allDirect) {
+					directMappings.add(mapping);
+					for (String path : directPaths) {
+						direct.computeIfAbsent(path, (key) -> new ArrayList<>()).add(mapping);
+					}
+				}
+				else {
+					patternMappings.add(mapping);
+				}
+			}
+			for (EndpointRule rule : rules) {
+				methodSet.addAll(rule.methods());
+			}
+			this.anyMethod = any;
+			this.methods = Set.copyOf(methodSet);
+			this.byDirectPath = Map.copyOf(direct);
+			this.withDirectPaths = List.copyOf(directMappings);
+			this.withPatterns = List.copyOf(patternMappings);
+			this.rules = rules;
+			this.legacyPathHelper = legacyPathHelper;
+		}
+
+		boolean acceptsMethod(String method) {
+			return this.anyMethod || this.methods.contains(method);
+		}
+
+		@Nullable IdempotentEndpoint resolve(HttpServletRequest request, RequestPath path) {
+			String lookupPath = UrlPathHelper.defaultInstance
+				.removeSemicolonContent(path.pathWithinApplication().value());
+			// an encoded path may still match a literal pattern once decoded
+			List<Mapping> direct = (lookupPath.indexOf('%') >= 0) ? this.withDirectPaths
+					: this.byDirectPath.getOrDefault(lookupPath, List.of());
+			Match best = best(direct, request, null);
+			best = best(this.withPatterns, request, best);
+			if (best != null && !isShadowed(best, request)) {
+				return best.mapping().endpoint;
+			}
+			for (EndpointRule rule : this.rules) {
+				IdempotentEndpoint endpoint = rule.match(request, path.pathWithinApplication());
+				if (endpoint != null) {
+					return endpoint;
+				}
+			}
+			return null;
+		}
+
+		private static @Nullable Match best(List<Mapping> mappings, HttpServletRequest request, @Nullable Match best) {
+			Match result = best;
+			for (Mapping mapping : mappings) {
+				RequestMappingInfo matched = mapping.info.getMatchingCondition(request);
+				if (matched != null && (result == null || isPreferred(mapping, matched, result, request))) {
+					result = new Match(mapping, matched);
+				}
+			}
+			return result;
+		}
+
+		private static boolean isPreferred(Mapping mapping, RequestMappingInfo matched, Match other,
+				HttpServletRequest request) {
+			if (mapping.owner == other.mapping().owner) {
+				return matched.compareTo(other.matched(), request) < 0;
+			}
+			return mapping.rank < other.mapping().rank;
+		}
+
+		private static boolean isShadowed(Match match, HttpServletRequest request) {
+			for (Mapping shadow : match.mapping().shadows) {
+				RequestMappingInfo matched = shadow.info.getMatchingCondition(request);
+				if (matched != null && isPreferred(shadow, matched, match, request)) {
+					return true;
+				}
+			}
+			return false;
+		}
+
+	}
+
+}

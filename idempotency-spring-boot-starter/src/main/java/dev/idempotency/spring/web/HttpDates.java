@@ -1,0 +1,43 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+
+/**
+ * Formats instants as HTTP dates (RFC 9110 IMF-fixdate).
+ *
+ * @author Idempotency contributors
+ */
+final class HttpDates {
+
+	private static final DateTimeFormatter IMF_FIXDATE = DateTimeFormatter
+		.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US)
+		.withZone(ZoneOffset.UTC);
+
+	private HttpDates() {
+	}
+
+	static String format(Instant instant) {
+		return IMF_FIXDATE.format(instant.truncatedTo(ChronoUnit.SECONDS));
+	}
+
+}

@@ -1,0 +1,113 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes RFC 9457 problem details as {@code application/problem+json}.
+ *
+ * @author Idempotency contributors
+ */
+final class ProblemWriter {
+
+	static final String CONTENT_TYPE = "application/problem+json";
+
+	private final String typeBase;
+
+	ProblemWriter(String typeBase) {
+		this.typeBase = typeBase;
+	}
+
+	/**
+	 * Write a problem as the whole response.
+	 * @param request the request, for the {@code instance} member
+	 * @param response the response to write
+	 * @param problem the problem
+	 * @param detail the human-readable detail
+	 * @param key the request's key, echoed in the {@code idempotencyKey} member, or
+	 * {@code null}
+	 * @param retryAfter the {@code Retry-After} to send, or {@code null}
+	 * @param originalStatus the {@code originalStatus} member, or {@code -1} for none
+	 * @throws IOException if writing fails
+	 */
+	void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem, String detail,
+			@Nullable String key, @Nullable Duration retryAfter, int originalStatus) throws IOException {
+		byte[] body = body(request.getRequestURI(), problem, detail, key, originalStatus);
+		response.setStatus(problem.status());
+		response.setContentType(CONTENT_TYPE);
+		if (retryAfter != null) {
+			response.setHeader("Retry-After", Long.toString(retryAfter.getSeconds()));
+		}
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+	}
+
+	byte[] body(String instance, IdempotencyProblem problem, String detail, @Nullable String key, int originalStatus) {
+		StringBuilder json = new StringBuilder(256);
+		json.append("{\"type\":");
+		appendString(json, this.typeBase + problem.slug());
+		json.append(",\"title\":");
+		appendString(json, problem.title());
+		json.append(",\"status\":").append(problem.status());
+		json.append(",\"detail\":");
+		appendString(json, detail);
+		json.append(",\"instance\":");
+		appendString(json, instance);
+		if (key != null) {
+			json.append(",\"idempotencyKey\":");
+			appendString(json, key);
+		}
+		if (originalStatus >= 0) {
+			json.append(",\"originalStatus\":").append(originalStatus);
+		}
+		json.append('}');
+		return json.toString().getBytes(StandardCharsets.UTF_8);
+	}
+
+	static void appendString(StringBuilder json, String value) {
+		json.append('"');
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			switch (c) {
+				case '"' -> json.append("\\\"");
+				case '\\' -> json.append("\\\\");
+				case '\n' -> json.append("\\n");
+				case '\r' -> json.append("\\r");
+				case '\t' -> json.append("\\t");
+				case '\b' -> json.append("\\b");
+				case '\f' -> json.append("\\f");
+				default -> {
+					if (c < 0x20) {
+						json.append(String.format("\\u%04x", (int) c));
+					}
+					else {
+						json.append(c);
+					}
+				}
+			}
+		}
+		json.append('"');
+	}
+
+}

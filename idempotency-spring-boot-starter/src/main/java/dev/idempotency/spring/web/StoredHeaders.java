@@ -1,0 +1,146 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+
+import dev.idempotency.core.HttpHeader;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * Decides which response headers are stored for replay, reads them from a response and
+ * writes them back.
+ * <p>
+ * Never stored: hop-by-hop headers (and any header named by {@code Connection}),
+ * {@code Date}, {@code Content-Length} (recomputed from the body), {@code Set-Cookie} and
+ * the filter's own {@code Idempotency-Expires} and {@code Idempotent-Replayed}.
+ * {@code Content-Type} is stored unless excluded explicitly, so a replay is interpreted
+ * as the original was.
+ *
+ * @author Idempotency contributors
+ */
+final class StoredHeaders {
+
+	private static final String CONTENT_TYPE = "content-type";
+
+	private static final Set<String> NEVER_STORED = Set.of("connection", "keep-alive", "proxy-authenticate",
+			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "date",
+			"content-length", "set-cookie", "set-cookie2", "idempotency-expires", "idempotent-replayed");
+
+	private final Set<String> include;
+
+	private final Set<String> exclude;
+
+	/**
+	 * Create a selection.
+	 * @param include names of the only headers to store besides {@code Content-Type};
+	 * empty to store every header that is not excluded
+	 * @param exclude names of headers never to store
+	 */
+	StoredHeaders(Collection<String> include, Collection<String> exclude) {
+		this.include = lowerCase(include);
+		this.exclude = lowerCase(exclude);
+	}
+
+	private static Set<String> lowerCase(Collection<String> names) {
+		Set<String> set = new TreeSet<>();
+		for (String name : names) {
+			set.add(name.strip().toLowerCase(Locale.ROOT));
+		}
+		return set;
+	}
+
+	/**
+	 * Read the headers to store from a response, {@code Content-Type} first, then the
+	 * others in the order the response reports them.
+	 * @param response the response
+	 * @return the headers
+	 */
+	List<HttpHeader> capture(HttpServletResponse response) {
+		List<HttpHeader> headers = new ArrayList<>();
+		String contentType = response.getContentType();
+		if (contentType != null && !this.exclude.contains(CONTENT_TYPE)) {
+			headers.add(new HttpHeader("Content-Type", contentType));
+		}
+		Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+		Set<String> connectionOptions = connectionOptions(response);
+		for (String name : response.getHeaderNames()) {
+			if (!seen.add(name)) {
+				continue;
+			}
+			String lowerCase = name.toLowerCase(Locale.ROOT);
+			if (lowerCase.equals(CONTENT_TYPE) || !isStored(lowerCase) || connectionOptions.contains(lowerCase)) {
+				continue;
+			}
+			for (String value : response.getHeaders(name)) {
+				if (value != null) {
+					headers.add(new HttpHeader(name, value));
+				}
+			}
+		}
+		return headers;
+	}
+
+	private boolean isStored(String lowerCaseName) {
+		if (NEVER_STORED.contains(lowerCaseName) || this.exclude.contains(lowerCaseName)) {
+			return false;
+		}
+		return this.include.isEmpty() || this.include.contains(lowerCaseName);
+	}
+
+	private static Set<String> connectionOptions(HttpServletResponse response) {
+		Collection<String> values = response.getHeaders("Connection");
+		if (values == null || values.isEmpty()) {
+			return Set.of();
+		}
+		Set<String> options = new TreeSet<>();
+		for (String value : values) {
+			for (String option : value.split(",")) {
+				options.add(option.strip().toLowerCase(Locale.ROOT));
+			}
+		}
+		return options;
+	}
+
+	/**
+	 * Write stored headers onto a response. The first value of each name replaces what
+	 * the response already has (filters that run before this one may set it again on a
+	 * replay); further values are added.
+	 * @param headers the stored headers
+	 * @param response the response
+	 */
+	static void apply(List<HttpHeader> headers, HttpServletResponse response) {
+		Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+		for (HttpHeader header : headers) {
+			if (header.name().equalsIgnoreCase(CONTENT_TYPE)) {
+				response.setContentType(header.value());
+			}
+			else if (seen.add(header.name())) {
+				response.setHeader(header.name(), header.value());
+			}
+			else {
+				response.addHeader(header.name(), header.value());
+			}
+		}
+	}
+
+}
