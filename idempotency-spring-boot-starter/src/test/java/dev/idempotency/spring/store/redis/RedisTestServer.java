@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
+import dev.idempotency.spring.test.TestServers;
 import io.lettuce.core.RedisURI;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -30,16 +31,12 @@ import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 
 /**
- * The Redis server of the integration tests, from {@code IDEMPOTENCY_TEST_REDIS_URL}
- * ({@code redis://host:port}, default {@code redis://127.0.0.1:6379}).
+ * The Redis server of the integration tests ({@link TestServers#redis()}), shared by the
+ * test classes of this package through one connection factory.
  *
  * @author Idempotency contributors
  */
 final class RedisTestServer {
-
-	static final String URL_VARIABLE = "IDEMPOTENCY_TEST_REDIS_URL";
-
-	private static final String DEFAULT_URL = "redis://127.0.0.1:6379";
 
 	private static LettuceConnectionFactory connectionFactory;
 
@@ -47,25 +44,13 @@ final class RedisTestServer {
 	}
 
 	static RedisURI uri() {
-		String url = System.getenv(URL_VARIABLE);
-		return RedisURI.create((url != null && !url.isBlank()) ? url : DEFAULT_URL);
+		TestServers.Redis redis = TestServers.redis();
+		return RedisURI.create(redis.host(), redis.port());
 	}
 
 	static synchronized LettuceConnectionFactory connectionFactory() {
 		if (connectionFactory == null) {
-			LettuceConnectionFactory factory = new LettuceConnectionFactory(
-					LettuceConnectionFactory.createRedisConfiguration(uri()));
-			factory.afterPropertiesSet();
-			factory.start();
-			try (RedisConnection connection = factory.getConnection()) {
-				connection.ping();
-			}
-			catch (RuntimeException ex) {
-				factory.destroy();
-				throw new IllegalStateException("No Redis server at " + uri() + ": start one there or set "
-						+ URL_VARIABLE + " to redis://host:port of a Redis 6.2+ server that tests may write to", ex);
-			}
-			connectionFactory = factory;
+			connectionFactory = TestServers.redis().connectionFactory();
 		}
 		return connectionFactory;
 	}
