@@ -80,14 +80,6 @@ final class LuaScript {
 	}
 
 	/**
-	 * Return the lower-case hexadecimal SHA-1 digest of the script, as Redis names it.
-	 * @return the digest
-	 */
-	String sha1() {
-		return this.sha1;
-	}
-
-	/**
 	 * Run the script on a single key in one round trip, or two when the server has lost
 	 * its script cache.
 	 * @param <T> the type of the reply

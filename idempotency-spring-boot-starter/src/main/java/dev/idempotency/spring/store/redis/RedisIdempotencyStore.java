@@ -260,11 +260,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		}
 		boolean completed = state == COMPLETED;
 		Instant createdAt = Instant.ofEpochMilli(parseTime(value, CREATED_OFFSET, key));
-		Instant leaseExpiresAt = completed ? null : Instant.ofEpochMilli(parseTime(value, LEASE_OFFSET, key));
+		@Nullable Instant leaseExpiresAt = completed ? null : Instant.ofEpochMilli(parseTime(value, LEASE_OFFSET, key));
 		RequestFingerprint fingerprint = RequestFingerprint
 			.of(Arrays.copyOfRange(value, FINGERPRINT_OFFSET, FINGERPRINT_OFFSET + RequestFingerprint.LENGTH));
 		OwnerToken owner = OwnerToken.fromBytes(Arrays.copyOfRange(value, TOKEN_OFFSET, HEADER_LENGTH));
-		StoredResponse response = completed ? decodeResponse(value, key) : null;
+		@Nullable StoredResponse response = completed ? decodeResponse(value, key) : null;
 		return Optional.of(new IdempotencyRecord(key, fingerprint,
 				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner, createdAt,
 				leaseExpiresAt, expiresAt, response));
