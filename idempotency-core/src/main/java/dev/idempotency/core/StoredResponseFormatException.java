@@ -1,0 +1,39 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.core;
+
+/**
+ * Thrown when bytes cannot be decoded as a stored response: they are truncated, corrupt,
+ * of an unknown format version, or exceed the configured limits.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ * @see StoredResponseCodec
+ */
+public class StoredResponseFormatException extends RuntimeException {
+
+	private static final long serialVersionUID = 1L;
+
+	/**
+	 * Create a new exception.
+	 * @param message the detail message
+	 */
+	public StoredResponseFormatException(String message) {
+		super(message);
+	}
+
+}
