@@ -1,0 +1,142 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.autoconfigure;
+
+import java.util.EnumSet;
+
+import dev.idempotency.core.RequestFingerprinter;
+import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.core.engine.IdempotencyListener;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
+import dev.idempotency.spring.web.EndpointPolicies;
+import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
+import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.IdempotencyScopeResolver;
+import dev.idempotency.spring.web.IdempotentEndpointResolver;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.ServletRequestListener;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
+
+/**
+ * Auto-configuration of idempotent Spring MVC endpoints: the {@link IdempotencyEngine}
+ * over an {@link IdempotencyStore}, the policies from {@link IdempotencyProperties}, and
+ * the {@link IdempotencyFilter} with its registration.
+ * <p>
+ * The store is chosen by the configurations imported below, in this order of precedence,
+ * each only if no {@link IdempotencyStore} bean exists yet (so a user's own store bean
+ * always wins): the in-memory store (for {@code idempotency.store.type=memory}, or for
+ * {@code auto} when nothing else could be configured), then a configuration that fails
+ * start-up when the requested type could not be configured.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+@AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+		"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
+@ConditionalOnWebApplication(type = Type.SERVLET)
+@ConditionalOnClass({ DispatcherType.class, RequestMappingInfoHandlerMapping.class })
+@EnableConfigurationProperties(IdempotencyProperties.class)
+@Import({ InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
+public final class IdempotencyAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyEngine idempotencyEngine(IdempotencyStore store, ObjectProvider<IdempotencyListener> listener) {
+		IdempotencyEngine engine = new IdempotencyEngine(store);
+		listener.ifAvailable(engine::setListener);
+		return engine;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	EndpointPolicies idempotencyEndpointPolicies(IdempotencyProperties properties,
+			ObjectProvider<RequestFingerprinter> fingerprinter) {
+		PolicyMapper mapper = new PolicyMapper(properties);
+		mapper.validateGlobalSettings();
+		RequestFingerprinter custom = fingerprinter.getIfAvailable();
+		return mapper.policies((settings) -> (custom != null) ? custom : Fingerprinters.create(settings));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(IdempotentEndpointResolver.class)
+	HandlerMappingEndpointResolver idempotentEndpointResolver(IdempotencyProperties properties,
+			EndpointPolicies policies) {
+		return new HandlerMappingEndpointResolver(policies, new PolicyMapper(properties).endpointRules(policies));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyScopeResolver idempotencyScopeResolver(IdempotencyProperties properties) {
+		return new DefaultIdempotencyScopeResolver(properties.getScopeHeader());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+	static class FilterConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
+				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties) {
+			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
+			filter.setKeyHeader(properties.getKeyHeader());
+			filter.setScopeResolver(scopeResolver);
+			filter.setProblemTypeBase(properties.getProblemTypeBase());
+			filter.setExpiresHeader(properties.isExpiresHeader());
+			filter.setClientTtlHeader(properties.getClientTtlHeader());
+			filter.setStoredHeaders(properties.getResponseHeaders().getInclude(),
+					properties.getResponseHeaders().getExclude());
+			return filter;
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
+		FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyFilter filter,
+				IdempotencyProperties properties) {
+			FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
+			registration.setOrder(properties.getFilter().getOrder());
+			registration
+				.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR));
+			return registration;
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyRequestCleanupListener")
+		ServletListenerRegistrationBean<ServletRequestListener> idempotencyRequestCleanupListener(
+				IdempotencyFilter filter) {
+			return new ServletListenerRegistrationBean<>(filter.requestCleanupListener());
+		}
+
+	}
+
+}

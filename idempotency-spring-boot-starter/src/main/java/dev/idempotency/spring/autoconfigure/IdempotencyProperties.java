@@ -1,0 +1,924 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import dev.idempotency.core.engine.StoreFailureMode;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties of idempotent endpoints: global defaults, named policies that
+ * override them, endpoints matched by path, the filter and the store.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+@ConfigurationProperties("idempotency")
+public class IdempotencyProperties {
+
+	/**
+	 * Whether to protect idempotent endpoints with the idempotency filter.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Name of the request header that carries the idempotency key.
+	 */
+	private String keyHeader = "Idempotency-Key";
+
+	/**
+	 * How long the response of a completed request is kept and replayed.
+	 */
+	private Duration ttl = Duration.ofHours(24);
+
+	/**
+	 * Lease of the request that runs a handler: how long a crashed instance blocks its
+	 * key before another request may take it over. Running handlers renew it.
+	 */
+	private Duration lockTimeout = Duration.ofSeconds(30);
+
+	/**
+	 * How long a duplicate of a request that is still in progress waits for it to
+	 * complete before it is answered with 409. Zero answers at once.
+	 */
+	private Duration inFlightWait = Duration.ZERO;
+
+	/**
+	 * Largest request body accepted on an idempotent endpoint; larger requests are
+	 * answered with 413 before the handler runs.
+	 */
+	private DataSize maxRequestBody = DataSize.ofMegabytes(1);
+
+	/**
+	 * Largest response body stored for replay. A larger response is delivered but only
+	 * its status is kept, and a retry is answered with a 'response-not-replayable'
+	 * problem.
+	 */
+	private DataSize maxResponseBody = DataSize.ofMegabytes(1);
+
+	/**
+	 * What to do when the store cannot answer: refuse the request with 503 (fail-closed),
+	 * or run it without protection (fail-open).
+	 */
+	private StoreFailureMode onStoreFailure = StoreFailureMode.FAIL_CLOSED;
+
+	/**
+	 * Response statuses that are not stored: the key is released so that a retry runs the
+	 * handler again. Comma-separated codes and classes such as 5xx.
+	 */
+	private String nonStorableStatuses = "5xx,408,429";
+
+	/**
+	 * Retry-After advertised when the store is unavailable.
+	 */
+	private Duration unavailableRetryAfter = Duration.ofSeconds(1);
+
+	/**
+	 * Name of a request header whose value scopes keys (for example a tenant set by a
+	 * gateway). When absent from a request, keys are scoped by the authenticated
+	 * principal, else global.
+	 */
+	private @Nullable String scopeHeader;
+
+	/**
+	 * Base of the 'type' URIs of the problem details the filter answers with; the
+	 * problem's name is appended.
+	 */
+	private String problemTypeBase = "https://idempotency.dev/problems/";
+
+	/**
+	 * Whether responses under a key carry an 'Idempotency-Expires' header with the expiry
+	 * of its record.
+	 */
+	private boolean expiresHeader = true;
+
+	/**
+	 * Name of a request header with which a client may ask for a TTL in seconds, clamped
+	 * to min-ttl and max-ttl. Off when not set.
+	 */
+	private @Nullable String clientTtlHeader;
+
+	/**
+	 * Shortest TTL a client may ask for with the client TTL header.
+	 */
+	private Duration minTtl = Duration.ofMinutes(1);
+
+	/**
+	 * Longest TTL a client may ask for with the client TTL header.
+	 */
+	private Duration maxTtl = Duration.ofDays(7);
+
+	private final ResponseHeaders responseHeaders = new ResponseHeaders();
+
+	private final Fingerprint fingerprint = new Fingerprint();
+
+	/**
+	 * Named policies, selected with @Idempotent("name"), each overriding any of the
+	 * global ttl, lock-timeout, in-flight-wait, max-request-body, max-response-body,
+	 * on-store-failure, non-storable-statuses, unavailable-retry-after, min-ttl, max-ttl
+	 * and fingerprint settings.
+	 */
+	private final Map<String, Policy> policies = new LinkedHashMap<>();
+
+	/**
+	 * Idempotent endpoints matched by HTTP method and path pattern, for handlers that
+	 * cannot be annotated with @Idempotent.
+	 */
+	private final List<Endpoint> endpoints = new ArrayList<>();
+
+	private final Filter filter = new Filter();
+
+	private final Store store = new Store();
+
+	private final Redis redis = new Redis();
+
+	private final Jdbc jdbc = new Jdbc();
+
+	private final Tiered tiered = new Tiered();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyHeader() {
+		return this.keyHeader;
+	}
+
+	public void setKeyHeader(String keyHeader) {
+		this.keyHeader = keyHeader;
+	}
+
+	public Duration getTtl() {
+		return this.ttl;
+	}
+
+	public void setTtl(Duration ttl) {
+		this.ttl = ttl;
+	}
+
+	public Duration getLockTimeout() {
+		return this.lockTimeout;
+	}
+
+	public void setLockTimeout(Duration lockTimeout) {
+		this.lockTimeout = lockTimeout;
+	}
+
+	public Duration getInFlightWait() {
+		return this.inFlightWait;
+	}
+
+	public void setInFlightWait(Duration inFlightWait) {
+		this.inFlightWait = inFlightWait;
+	}
+
+	public DataSize getMaxRequestBody() {
+		return this.maxRequestBody;
+	}
+
+	public void setMaxRequestBody(DataSize maxRequestBody) {
+		this.maxRequestBody = maxRequestBody;
+	}
+
+	public DataSize getMaxResponseBody() {
+		return this.maxResponseBody;
+	}
+
+	public void setMaxResponseBody(DataSize maxResponseBody) {
+		this.maxResponseBody = maxResponseBody;
+	}
+
+	public StoreFailureMode getOnStoreFailure() {
+		return this.onStoreFailure;
+	}
+
+	public void setOnStoreFailure(StoreFailureMode onStoreFailure) {
+		this.onStoreFailure = onStoreFailure;
+	}
+
+	public String getNonStorableStatuses() {
+		return this.nonStorableStatuses;
+	}
+
+	public void setNonStorableStatuses(String nonStorableStatuses) {
+		this.nonStorableStatuses = nonStorableStatuses;
+	}
+
+	public Duration getUnavailableRetryAfter() {
+		return this.unavailableRetryAfter;
+	}
+
+	public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
+		this.unavailableRetryAfter = unavailableRetryAfter;
+	}
+
+	public @Nullable String getScopeHeader() {
+		return this.scopeHeader;
+	}
+
+	public void setScopeHeader(@Nullable String scopeHeader) {
+		this.scopeHeader = scopeHeader;
+	}
+
+	public String getProblemTypeBase() {
+		return this.problemTypeBase;
+	}
+
+	public void setProblemTypeBase(String problemTypeBase) {
+		this.problemTypeBase = problemTypeBase;
+	}
+
+	public boolean isExpiresHeader() {
+		return this.expiresHeader;
+	}
+
+	public void setExpiresHeader(boolean expiresHeader) {
+		this.expiresHeader = expiresHeader;
+	}
+
+	public @Nullable String getClientTtlHeader() {
+		return this.clientTtlHeader;
+	}
+
+	public void setClientTtlHeader(@Nullable String clientTtlHeader) {
+		this.clientTtlHeader = clientTtlHeader;
+	}
+
+	public Duration getMinTtl() {
+		return this.minTtl;
+	}
+
+	public void setMinTtl(Duration minTtl) {
+		this.minTtl = minTtl;
+	}
+
+	public Duration getMaxTtl() {
+		return this.maxTtl;
+	}
+
+	public void setMaxTtl(Duration maxTtl) {
+		this.maxTtl = maxTtl;
+	}
+
+	public ResponseHeaders getResponseHeaders() {
+		return this.responseHeaders;
+	}
+
+	public Fingerprint getFingerprint() {
+		return this.fingerprint;
+	}
+
+	public Map<String, Policy> getPolicies() {
+		return this.policies;
+	}
+
+	public List<Endpoint> getEndpoints() {
+		return this.endpoints;
+	}
+
+	public Filter getFilter() {
+		return this.filter;
+	}
+
+	public Store getStore() {
+		return this.store;
+	}
+
+	public Redis getRedis() {
+		return this.redis;
+	}
+
+	public Jdbc getJdbc() {
+		return this.jdbc;
+	}
+
+	public Tiered getTiered() {
+		return this.tiered;
+	}
+
+	/**
+	 * How request bodies are fingerprinted.
+	 */
+	public enum JsonMode {
+
+		/**
+		 * JSON bodies are canonicalised: member order and whitespace do not matter.
+		 */
+		CANONICAL,
+
+		/**
+		 * Bodies are hashed as the raw bytes received.
+		 */
+		RAW
+
+	}
+
+	/**
+	 * Which store keeps idempotency records.
+	 */
+	public enum StoreType {
+
+		/**
+		 * Tiered when both Redis and a DataSource are available, else whichever is, else
+		 * in-memory (with a warning).
+		 */
+		AUTO,
+
+		/**
+		 * Redis as the fast path, PostgreSQL as the durable backstop.
+		 */
+		TIERED,
+
+		/**
+		 * Redis only.
+		 */
+		REDIS,
+
+		/**
+		 * PostgreSQL (JDBC) only.
+		 */
+		JDBC,
+
+		/**
+		 * Memory of this JVM: for tests and single-instance runs.
+		 */
+		MEMORY
+
+	}
+
+	/**
+	 * Whether the store's schema is created or migrated at start-up.
+	 */
+	public enum InitializeSchema {
+
+		/**
+		 * Always apply the store's migrations.
+		 */
+		ALWAYS,
+
+		/**
+		 * Never touch the schema: it is managed by hand.
+		 */
+		NEVER
+
+	}
+
+	/**
+	 * Selection of the response headers stored for replay.
+	 */
+	public static class ResponseHeaders {
+
+		/**
+		 * Names of the only response headers to store for replay (Content-Type is always
+		 * stored). Empty stores every header that is not excluded.
+		 */
+		private List<String> include = new ArrayList<>();
+
+		/**
+		 * Names of response headers never to store for replay, besides hop-by-hop
+		 * headers, Date, Content-Length and Set-Cookie, which never are.
+		 */
+		private List<String> exclude = new ArrayList<>();
+
+		public List<String> getInclude() {
+			return this.include;
+		}
+
+		public void setInclude(List<String> include) {
+			this.include = include;
+		}
+
+		public List<String> getExclude() {
+			return this.exclude;
+		}
+
+		public void setExclude(List<String> exclude) {
+			this.exclude = exclude;
+		}
+
+	}
+
+	/**
+	 * What the request fingerprint covers besides method, path, query, content type and
+	 * body.
+	 */
+	public static class Fingerprint {
+
+		/**
+		 * Names of request headers that take part in the fingerprint.
+		 */
+		private List<String> headers = new ArrayList<>();
+
+		/**
+		 * How JSON bodies are fingerprinted: canonical (member order and whitespace do
+		 * not matter) or raw bytes.
+		 */
+		private JsonMode json = JsonMode.CANONICAL;
+
+		/**
+		 * JSON Pointers (RFC 6901) of volatile members of JSON bodies, such as a client
+		 * timestamp, that are left out of the fingerprint.
+		 */
+		private List<String> excludedJsonPointers = new ArrayList<>();
+
+		public List<String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(List<String> headers) {
+			this.headers = headers;
+		}
+
+		public JsonMode getJson() {
+			return this.json;
+		}
+
+		public void setJson(JsonMode json) {
+			this.json = json;
+		}
+
+		public List<String> getExcludedJsonPointers() {
+			return this.excludedJsonPointers;
+		}
+
+		public void setExcludedJsonPointers(List<String> excludedJsonPointers) {
+			this.excludedJsonPointers = excludedJsonPointers;
+		}
+
+	}
+
+	/**
+	 * A named policy: every setting left unset inherits the global one.
+	 */
+	public static class Policy {
+
+		/**
+		 * How long the response of a completed request is kept and replayed.
+		 */
+		private @Nullable Duration ttl;
+
+		/**
+		 * Lease of the request that runs a handler.
+		 */
+		private @Nullable Duration lockTimeout;
+
+		/**
+		 * How long a duplicate of a request in progress waits for it to complete.
+		 */
+		private @Nullable Duration inFlightWait;
+
+		/**
+		 * Largest request body accepted.
+		 */
+		private @Nullable DataSize maxRequestBody;
+
+		/**
+		 * Largest response body stored for replay.
+		 */
+		private @Nullable DataSize maxResponseBody;
+
+		/**
+		 * What to do when the store cannot answer.
+		 */
+		private @Nullable StoreFailureMode onStoreFailure;
+
+		/**
+		 * Response statuses that are not stored.
+		 */
+		private @Nullable String nonStorableStatuses;
+
+		/**
+		 * Retry-After advertised when the store is unavailable.
+		 */
+		private @Nullable Duration unavailableRetryAfter;
+
+		/**
+		 * Shortest TTL a client may ask for.
+		 */
+		private @Nullable Duration minTtl;
+
+		/**
+		 * Longest TTL a client may ask for.
+		 */
+		private @Nullable Duration maxTtl;
+
+		private final PolicyFingerprint fingerprint = new PolicyFingerprint();
+
+		public @Nullable Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(@Nullable Duration ttl) {
+			this.ttl = ttl;
+		}
+
+		public @Nullable Duration getLockTimeout() {
+			return this.lockTimeout;
+		}
+
+		public void setLockTimeout(@Nullable Duration lockTimeout) {
+			this.lockTimeout = lockTimeout;
+		}
+
+		public @Nullable Duration getInFlightWait() {
+			return this.inFlightWait;
+		}
+
+		public void setInFlightWait(@Nullable Duration inFlightWait) {
+			this.inFlightWait = inFlightWait;
+		}
+
+		public @Nullable DataSize getMaxRequestBody() {
+			return this.maxRequestBody;
+		}
+
+		public void setMaxRequestBody(@Nullable DataSize maxRequestBody) {
+			this.maxRequestBody = maxRequestBody;
+		}
+
+		public @Nullable DataSize getMaxResponseBody() {
+			return this.maxResponseBody;
+		}
+
+		public void setMaxResponseBody(@Nullable DataSize maxResponseBody) {
+			this.maxResponseBody = maxResponseBody;
+		}
+
+		public @Nullable StoreFailureMode getOnStoreFailure() {
+			return this.onStoreFailure;
+		}
+
+		public void setOnStoreFailure(@Nullable StoreFailureMode onStoreFailure) {
+			this.onStoreFailure = onStoreFailure;
+		}
+
+		public @Nullable String getNonStorableStatuses() {
+			return this.nonStorableStatuses;
+		}
+
+		public void setNonStorableStatuses(@Nullable String nonStorableStatuses) {
+			this.nonStorableStatuses = nonStorableStatuses;
+		}
+
+		public @Nullable Duration getUnavailableRetryAfter() {
+			return this.unavailableRetryAfter;
+		}
+
+		public void setUnavailableRetryAfter(@Nullable Duration unavailableRetryAfter) {
+			this.unavailableRetryAfter = unavailableRetryAfter;
+		}
+
+		public @Nullable Duration getMinTtl() {
+			return this.minTtl;
+		}
+
+		public void setMinTtl(@Nullable Duration minTtl) {
+			this.minTtl = minTtl;
+		}
+
+		public @Nullable Duration getMaxTtl() {
+			return this.maxTtl;
+		}
+
+		public void setMaxTtl(@Nullable Duration maxTtl) {
+			this.maxTtl = maxTtl;
+		}
+
+		public PolicyFingerprint getFingerprint() {
+			return this.fingerprint;
+		}
+
+	}
+
+	/**
+	 * Fingerprint settings of a named policy: every setting left unset inherits the
+	 * global one.
+	 */
+	public static class PolicyFingerprint {
+
+		/**
+		 * Names of request headers that take part in the fingerprint.
+		 */
+		private @Nullable List<String> headers;
+
+		/**
+		 * How JSON bodies are fingerprinted: canonical or raw.
+		 */
+		private @Nullable JsonMode json;
+
+		/**
+		 * JSON Pointers of volatile members left out of the fingerprint.
+		 */
+		private @Nullable List<String> excludedJsonPointers;
+
+		public @Nullable List<String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(@Nullable List<String> headers) {
+			this.headers = headers;
+		}
+
+		public @Nullable JsonMode getJson() {
+			return this.json;
+		}
+
+		public void setJson(@Nullable JsonMode json) {
+			this.json = json;
+		}
+
+		public @Nullable List<String> getExcludedJsonPointers() {
+			return this.excludedJsonPointers;
+		}
+
+		public void setExcludedJsonPointers(@Nullable List<String> excludedJsonPointers) {
+			this.excludedJsonPointers = excludedJsonPointers;
+		}
+
+	}
+
+	/**
+	 * An idempotent endpoint matched by method and path.
+	 */
+	public static class Endpoint {
+
+		/**
+		 * HTTP methods of the endpoint.
+		 */
+		private Set<String> methods = new LinkedHashSet<>(List.of("POST", "PATCH"));
+
+		/**
+		 * Path pattern of the endpoint within the application, for example
+		 * /legacy/orders/{id}.
+		 */
+		private @Nullable String path;
+
+		/**
+		 * Name of the policy that applies.
+		 */
+		private String policy = "default";
+
+		/**
+		 * Whether requests without an idempotency key are rejected with 400.
+		 */
+		private boolean required = true;
+
+		public Set<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(Set<String> methods) {
+			this.methods = methods;
+		}
+
+		public @Nullable String getPath() {
+			return this.path;
+		}
+
+		public void setPath(@Nullable String path) {
+			this.path = path;
+		}
+
+		public String getPolicy() {
+			return this.policy;
+		}
+
+		public void setPolicy(String policy) {
+			this.policy = policy;
+		}
+
+		public boolean isRequired() {
+			return this.required;
+		}
+
+		public void setRequired(boolean required) {
+			this.required = required;
+		}
+
+	}
+
+	/**
+	 * Registration of the idempotency filter.
+	 */
+	public static class Filter {
+
+		/**
+		 * Order of the idempotency filter. It must run after authentication (Spring
+		 * Security's filter chain is at -100).
+		 */
+		private int order = -90;
+
+		public int getOrder() {
+			return this.order;
+		}
+
+		public void setOrder(int order) {
+			this.order = order;
+		}
+
+	}
+
+	/**
+	 * Selection of the store.
+	 */
+	public static class Store {
+
+		/**
+		 * Store that keeps idempotency records.
+		 */
+		private StoreType type = StoreType.AUTO;
+
+		public StoreType getType() {
+			return this.type;
+		}
+
+		public void setType(StoreType type) {
+			this.type = type;
+		}
+
+	}
+
+	/**
+	 * Settings of the Redis store.
+	 */
+	public static class Redis {
+
+		/**
+		 * Prefix of the Redis keys of idempotency records.
+		 */
+		private String keyPrefix = "idempotency:";
+
+		/**
+		 * Longest time a record is kept in Redis; in tiered mode shorter than the TTL
+		 * keeps Redis small while PostgreSQL keeps the record. Unset keeps it for its
+		 * whole TTL.
+		 */
+		private @Nullable Duration ttl;
+
+		public String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
+		public void setKeyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+		}
+
+		public @Nullable Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(@Nullable Duration ttl) {
+			this.ttl = ttl;
+		}
+
+	}
+
+	/**
+	 * Settings of the PostgreSQL (JDBC) store.
+	 */
+	public static class Jdbc {
+
+		/**
+		 * Whether the store's table is created and migrated at start-up, with a Flyway
+		 * history table of its own.
+		 */
+		private InitializeSchema initializeSchema = InitializeSchema.ALWAYS;
+
+		/**
+		 * Name of the table of idempotency records.
+		 */
+		private String tableName = "idempotency_record";
+
+		private final Cleanup cleanup = new Cleanup();
+
+		public InitializeSchema getInitializeSchema() {
+			return this.initializeSchema;
+		}
+
+		public void setInitializeSchema(InitializeSchema initializeSchema) {
+			this.initializeSchema = initializeSchema;
+		}
+
+		public String getTableName() {
+			return this.tableName;
+		}
+
+		public void setTableName(String tableName) {
+			this.tableName = tableName;
+		}
+
+		public Cleanup getCleanup() {
+			return this.cleanup;
+		}
+
+		/**
+		 * Deletion of expired rows.
+		 */
+		public static class Cleanup {
+
+			/**
+			 * Whether expired rows are deleted by a scheduled job.
+			 */
+			private boolean enabled = true;
+
+			/**
+			 * Time between two runs of the cleanup job.
+			 */
+			private Duration interval = Duration.ofMinutes(1);
+
+			/**
+			 * Largest number of rows deleted by one statement of the cleanup job.
+			 */
+			private int batchSize = 1000;
+
+			public boolean isEnabled() {
+				return this.enabled;
+			}
+
+			public void setEnabled(boolean enabled) {
+				this.enabled = enabled;
+			}
+
+			public Duration getInterval() {
+				return this.interval;
+			}
+
+			public void setInterval(Duration interval) {
+				this.interval = interval;
+			}
+
+			public int getBatchSize() {
+				return this.batchSize;
+			}
+
+			public void setBatchSize(int batchSize) {
+				this.batchSize = batchSize;
+			}
+
+		}
+
+	}
+
+	/**
+	 * Settings of the tiered store.
+	 */
+	public static class Tiered {
+
+		/**
+		 * Number of consecutive Redis failures that open the circuit breaker, after which
+		 * PostgreSQL alone is used.
+		 */
+		private int failureThreshold = 3;
+
+		/**
+		 * How long the circuit breaker stays open before Redis is tried again.
+		 */
+		private Duration openDuration = Duration.ofSeconds(5);
+
+		public int getFailureThreshold() {
+			return this.failureThreshold;
+		}
+
+		public void setFailureThreshold(int failureThreshold) {
+			this.failureThreshold = failureThreshold;
+		}
+
+		public Duration getOpenDuration() {
+			return this.openDuration;
+		}
+
+		public void setOpenDuration(Duration openDuration) {
+			this.openDuration = openDuration;
+		}
+
+	}
+
+}

@@ -1,0 +1,289 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.autoconfigure;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import dev.idempotency.core.RequestFingerprinter;
+import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.engine.StatusSet;
+import dev.idempotency.core.engine.StoreFailureMode;
+import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Endpoint;
+import dev.idempotency.spring.autoconfigure.IdempotencyProperties.JsonMode;
+import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Policy;
+import dev.idempotency.spring.web.EndpointPolicies;
+import dev.idempotency.spring.web.EndpointPolicy;
+import dev.idempotency.spring.web.EndpointRule;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.util.StringUtils;
+import org.springframework.util.unit.DataSize;
+import org.springframework.web.util.pattern.PatternParseException;
+
+/**
+ * Maps {@link IdempotencyProperties} onto {@link EndpointPolicies} and
+ * {@link EndpointRule}s, rejecting invalid or contradictory settings with an
+ * {@link InvalidConfigurationPropertyValueException} that names the property.
+ *
+ * @author Idempotency contributors
+ */
+final class PolicyMapper {
+
+	private static final String PREFIX = "idempotency.";
+
+	private final IdempotencyProperties properties;
+
+	PolicyMapper(IdempotencyProperties properties) {
+		this.properties = properties;
+	}
+
+	/**
+	 * Check the global settings that are not part of a policy.
+	 */
+	void validateGlobalSettings() {
+		checkHeaderName("key-header", this.properties.getKeyHeader(), false);
+		checkHeaderName("scope-header", this.properties.getScopeHeader(), true);
+		checkHeaderName("client-ttl-header", this.properties.getClientTtlHeader(), true);
+		String base = this.properties.getProblemTypeBase();
+		try {
+			if (!new URI(base).isAbsolute()) {
+				throw invalid("problem-type-base", base, "must be an absolute URI");
+			}
+		}
+		catch (URISyntaxException ex) {
+			throw invalid("problem-type-base", base, "is not a URI: " + ex.getMessage());
+		}
+	}
+
+	/**
+	 * Build the policies: the default one from the global settings, and one per
+	 * configured name.
+	 * @param fingerprinters creates the fingerprinter of a policy
+	 * @return the policies
+	 */
+	EndpointPolicies policies(Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
+		List<EndpointPolicy> policies = new ArrayList<>();
+		Map<String, Policy> named = this.properties.getPolicies();
+		if (!named.containsKey(IdempotencyPolicy.DEFAULT_NAME)) {
+			policies.add(policy(IdempotencyPolicy.DEFAULT_NAME, new Policy(), fingerprinters));
+		}
+		named.forEach((name, policy) -> {
+			if (!StringUtils.hasText(name)) {
+				throw invalid("policies", name, "policy names must not be blank");
+			}
+			policies.add(policy(name, policy, fingerprinters));
+		});
+		return new EndpointPolicies(policies);
+	}
+
+	private EndpointPolicy policy(String name, Policy policy,
+			Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
+		IdempotencyProperties global = this.properties;
+		String prefix = "policies." + name + ".";
+		Duration lockTimeout = pick(policy.getLockTimeout(), global.getLockTimeout());
+		String lockTimeoutName = name(prefix, "lock-timeout", policy.getLockTimeout());
+		if (lockTimeout.compareTo(IdempotencyPolicy.MIN_LOCK_TIMEOUT) < 0) {
+			throw invalid(lockTimeoutName, lockTimeout,
+					"must be at least " + IdempotencyPolicy.MIN_LOCK_TIMEOUT.toMillis() + "ms");
+		}
+		Duration ttl = pick(policy.getTtl(), global.getTtl());
+		if (ttl.compareTo(lockTimeout) < 0) {
+			throw invalid(name(prefix, "ttl", policy.getTtl()), ttl,
+					"must not be shorter than the lock timeout (" + lockTimeout + ") of policy '" + name + "'");
+		}
+		Duration inFlightWait = pick(policy.getInFlightWait(), global.getInFlightWait());
+		checkNotNegative(name(prefix, "in-flight-wait", policy.getInFlightWait()), inFlightWait);
+		Duration retryAfter = pick(policy.getUnavailableRetryAfter(), global.getUnavailableRetryAfter());
+		checkNotNegative(name(prefix, "unavailable-retry-after", policy.getUnavailableRetryAfter()), retryAfter);
+		String statuses = pick(policy.getNonStorableStatuses(), global.getNonStorableStatuses());
+		StatusSet nonStorable;
+		try {
+			nonStorable = StatusSet.parse(statuses);
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(name(prefix, "non-storable-statuses", policy.getNonStorableStatuses()), statuses,
+					ex.getMessage());
+		}
+		StoreFailureMode onStoreFailure = pick(policy.getOnStoreFailure(), global.getOnStoreFailure());
+		int maxRequestBody = bodySize(name(prefix, "max-request-body", policy.getMaxRequestBody()),
+				pick(policy.getMaxRequestBody(), global.getMaxRequestBody()));
+		int maxResponseBody = bodySize(name(prefix, "max-response-body", policy.getMaxResponseBody()),
+				pick(policy.getMaxResponseBody(), global.getMaxResponseBody()));
+		Duration minTtl = pick(policy.getMinTtl(), global.getMinTtl());
+		Duration maxTtl = pick(policy.getMaxTtl(), global.getMaxTtl());
+		if (minTtl.isNegative() || minTtl.isZero()) {
+			throw invalid(name(prefix, "min-ttl", policy.getMinTtl()), minTtl, "must be positive");
+		}
+		if (minTtl.compareTo(maxTtl) > 0) {
+			throw invalid(name(prefix, "min-ttl", policy.getMinTtl()), minTtl,
+					"must not be longer than max-ttl (" + maxTtl + ") of policy '" + name + "'");
+		}
+		if (maxTtl.compareTo(lockTimeout) < 0) {
+			throw invalid(name(prefix, "max-ttl", policy.getMaxTtl()), maxTtl,
+					"must not be shorter than the lock timeout (" + lockTimeout + ") of policy '" + name + "'");
+		}
+		List<String> headers = pick(policy.getFingerprint().getHeaders(), global.getFingerprint().getHeaders());
+		for (String header : headers) {
+			checkHeaderName(name(prefix, "fingerprint.headers", policy.getFingerprint().getHeaders()), header, false);
+		}
+		JsonMode json = pick(policy.getFingerprint().getJson(), global.getFingerprint().getJson());
+		List<String> pointers = pick(policy.getFingerprint().getExcludedJsonPointers(),
+				global.getFingerprint().getExcludedJsonPointers());
+		String pointersName = name(prefix, "fingerprint.excluded-json-pointers",
+				policy.getFingerprint().getExcludedJsonPointers());
+		for (String pointer : pointers) {
+			String problem = jsonPointerProblem(pointer);
+			if (problem != null) {
+				throw invalid(pointersName, pointer, problem);
+			}
+		}
+		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, inFlightWait, onStoreFailure,
+				nonStorable, retryAfter);
+		RequestFingerprinter fingerprinter;
+		try {
+			fingerprinter = fingerprinters.apply(new FingerprintSettings(name, json == JsonMode.CANONICAL, pointers));
+		}
+		catch (IllegalArgumentException ex) {
+			throw invalid(pointersName, pointers, ex.getMessage());
+		}
+		return new EndpointPolicy(enginePolicy, fingerprinter, headers, maxRequestBody, maxResponseBody, minTtl,
+				maxTtl);
+	}
+
+	/**
+	 * Build the configured endpoint rules.
+	 * @param policies the policies the rules may name
+	 * @return the rules, in configuration order
+	 */
+	List<EndpointRule> endpointRules(EndpointPolicies policies) {
+		List<EndpointRule> rules = new ArrayList<>();
+		List<Endpoint> endpoints = this.properties.getEndpoints();
+		for (int i = 0; i < endpoints.size(); i++) {
+			Endpoint endpoint = endpoints.get(i);
+			String prefix = "endpoints[" + i + "].";
+			String path = endpoint.getPath();
+			if (!StringUtils.hasText(path)) {
+				throw invalid(prefix + "path", path, "must be set");
+			}
+			if (endpoint.getMethods().isEmpty()) {
+				throw invalid(prefix + "methods", endpoint.getMethods(), "must name at least one HTTP method");
+			}
+			for (String method : endpoint.getMethods()) {
+				checkHeaderName(prefix + "methods", method, false);
+			}
+			if (policies.get(endpoint.getPolicy()) == null) {
+				throw invalid(prefix + "policy", endpoint.getPolicy(),
+						"names a policy that is not configured (configured: " + policies.names() + ")");
+			}
+			try {
+				rules.add(new EndpointRule(endpoint.getMethods(), path, endpoint.getPolicy(), endpoint.isRequired()));
+			}
+			catch (PatternParseException ex) {
+				throw invalid(prefix + "path", path, "is not a valid path pattern: " + ex.getMessage());
+			}
+		}
+		return rules;
+	}
+
+	private static <T> T pick(@Nullable T override, T global) {
+		return (override != null) ? override : global;
+	}
+
+	private static String name(String policyPrefix, String property, @Nullable Object override) {
+		return (override != null) ? policyPrefix + property : property;
+	}
+
+	private static void checkNotNegative(String name, Duration value) {
+		if (value.isNegative()) {
+			throw invalid(name, value, "must not be negative");
+		}
+	}
+
+	private static int bodySize(String name, DataSize size) {
+		if (size.isNegative() || size.toBytes() > EndpointPolicy.MAX_BODY_SIZE) {
+			throw invalid(name, size, "must be between 0 and " + EndpointPolicy.MAX_BODY_SIZE + " bytes");
+		}
+		return (int) size.toBytes();
+	}
+
+	private static void checkHeaderName(String name, @Nullable String value, boolean optional) {
+		if (value == null || (optional && value.isEmpty())) {
+			if (optional) {
+				return;
+			}
+			throw invalid(name, value, "must be set");
+		}
+		if (value.isEmpty()) {
+			throw invalid(name, value, "must not be empty");
+		}
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			boolean token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+					|| "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+			if (!token) {
+				throw invalid(name, value, "is not a valid HTTP token");
+			}
+		}
+	}
+
+	/**
+	 * Return why a JSON Pointer (RFC 6901) is not valid for exclusion.
+	 * @param pointer the pointer
+	 * @return the problem, or {@code null} if the pointer is valid
+	 */
+	static @Nullable String jsonPointerProblem(String pointer) {
+		if (pointer.isEmpty()) {
+			return "the empty JSON Pointer would exclude the whole body";
+		}
+		if (pointer.charAt(0) != '/') {
+			return "a JSON Pointer must start with '/'";
+		}
+		for (int i = 0; i < pointer.length(); i++) {
+			if (pointer.charAt(i) == '~') {
+				char next = (i + 1 < pointer.length()) ? pointer.charAt(i + 1) : 0;
+				if (next != '0' && next != '1') {
+					return "'~' must be followed by '0' or '1' in a JSON Pointer";
+				}
+			}
+		}
+		return null;
+	}
+
+	private static InvalidConfigurationPropertyValueException invalid(String name, @Nullable Object value,
+			@Nullable String reason) {
+		return new InvalidConfigurationPropertyValueException(PREFIX + name, value, reason);
+	}
+
+	/**
+	 * Fingerprint settings of one policy.
+	 *
+	 * @param policy the policy's name
+	 * @param canonicalJson whether JSON bodies are canonicalised
+	 * @param excludedJsonPointers JSON Pointers of members left out
+	 */
+	record FingerprintSettings(String policy, boolean canonicalJson, List<String> excludedJsonPointers) {
+
+	}
+
+}

@@ -1,0 +1,364 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import dev.idempotency.core.FingerprintInput;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * The HTTP contract, one test per row of the table in section 4 of the specification,
+ * against a real server. Subclasses choose the store.
+ *
+ * @author Idempotency contributors
+ */
+abstract class AbstractHttpContractIT extends AbstractWebIT {
+
+	@Autowired
+	IdempotencyStore store;
+
+	@Autowired
+	EndpointPolicies policies;
+
+	@AfterEach
+	void storeUp() {
+		outage().setDown(false);
+	}
+
+	OutageSimulatingStore outage() {
+		return (OutageSimulatingStore) this.store;
+	}
+
+	@Test
+	void row01EndpointNotIdempotentIsUntouched() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/plain", key, "x");
+		HttpResponse<byte[]> second = post("/plain", key, "x");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(text(first)).isEqualTo("plain 1");
+		assertThat(text(second)).isEqualTo("plain 2");
+		assertThat(first.headers().firstValue(IdempotencyFilter.EXPIRES_HEADER)).isEmpty();
+		assertThat(second.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(this.counter.count("plain", key)).isEqualTo(2);
+	}
+
+	@Test
+	void row02RequiredKeyMissing() throws Exception {
+		HttpResponse<byte[]> response = post("/payments", null, "{}");
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(text(response)).isEqualTo(problem("idempotency-key-missing", 400, "Idempotency key missing",
+				"This endpoint requires an 'Idempotency-Key' header.", "/payments", null));
+		assertThat(this.counter.count("payments", null)).isZero();
+		// a key that is not required: the request runs untouched
+		HttpResponse<byte[]> optional = post("/optional", null, "");
+		assertThat(optional.statusCode()).isEqualTo(200);
+		assertThat(optional.headers().firstValue(IdempotencyFilter.EXPIRES_HEADER)).isEmpty();
+		assertThat(this.counter.count("optional", null)).isPositive();
+	}
+
+	@Test
+	void row03MalformedKey() throws Exception {
+		String key = "\"unterminated";
+		HttpResponse<byte[]> response = post("/payments", key, "{}");
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(text(response)).isEqualTo(problem("idempotency-key-invalid", 400, "Invalid idempotency key",
+				"The 'Idempotency-Key' header must be sent once and hold one key of 1 to 255 visible ASCII "
+						+ "characters (0x21-0x7E), as a token or a quoted string.",
+				"/payments", null));
+		assertThat(this.counter.count("payments", key)).isZero();
+	}
+
+	@Test
+	void row04FirstRequestRunsOnceWithExpiry() throws Exception {
+		String key = newKey();
+		Instant before = Instant.now();
+		HttpResponse<byte[]> response = post("/payments", key, "{\"amount\":10}");
+		assertThat(response.statusCode()).isEqualTo(201);
+		assertThat(text(response)).matches("\\{\"id\":\"[-0-9a-f]{36}\",\"run\":1,\"request\":13}");
+		assertThat(response.headers().firstValue("X-Payment-Id")).isPresent();
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+		assertThat(response.headers().firstValueAsLong("Content-Length")).hasValue(response.body().length);
+		assertThat(response.headers().firstValue("Set-Cookie")).hasValue("session=s1");
+		assertThat(response.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(expiry(response)).isCloseTo(before.plus(Duration.ofHours(24)), within(Duration.ofSeconds(5)));
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
+	}
+
+	@Test
+	void row05RetryAfterCompletionReplaysTheSameResponse() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/payments", key, "{\"amount\":10}");
+		HttpResponse<byte[]> second = post("/payments", key, "{\"amount\":10}");
+		HttpResponse<byte[]> third = post("/payments", key, "{\"amount\":10}");
+		for (HttpResponse<byte[]> replay : List.of(second, third)) {
+			assertThat(replay.statusCode()).isEqualTo(first.statusCode());
+			assertThat(replay.body()).isEqualTo(first.body());
+			assertThat(replay.headers().firstValue("X-Payment-Id"))
+				.isEqualTo(first.headers().firstValue("X-Payment-Id"));
+			assertThat(replay.headers().firstValue("Content-Type")).hasValue("application/json");
+			assertThat(replay.headers().firstValueAsLong("Content-Length")).hasValue(first.body().length);
+			assertThat(replay.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+			assertThat(replay.headers().firstValue("Set-Cookie")).isEmpty();
+			assertThat(expiry(replay)).isCloseTo(expiry(first), within(Duration.ofSeconds(5)));
+		}
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
+	}
+
+	@Test
+	void row06SameKeyDifferentFingerprintIsRejected() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/payments", key, "{\"amount\":10}");
+		HttpResponse<byte[]> otherBody = post("/payments", key, "{\"amount\":11}");
+		HttpResponse<byte[]> otherQuery = post("/payments?x=1", key, "{\"amount\":10}");
+		HttpResponse<byte[]> otherPath = post("/optional", key, "{\"amount\":10}");
+		String expected = problem("idempotency-key-reused", 422, "Idempotency key reused",
+				"This key was already used for a different request (method, path, query, headers or body).",
+				"/payments", key);
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(otherBody.statusCode()).isEqualTo(422);
+		assertThat(text(otherBody)).isEqualTo(expected);
+		assertThat(otherQuery.statusCode()).isEqualTo(422);
+		assertThat(otherPath.statusCode()).isEqualTo(422);
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
+		assertThat(this.counter.count("optional", key)).isZero();
+		// while the first is still processing
+		String slowKey = newKey();
+		CompletableFuture<HttpResponse<byte[]>> slow = CompletableFuture
+			.supplyAsync(() -> call(() -> post("/slow?millis=800", slowKey, "a")));
+		awaitCount("slow", slowKey, 1);
+		HttpResponse<byte[]> mismatch = post("/slow?millis=800", slowKey, "b");
+		assertThat(mismatch.statusCode()).isEqualTo(422);
+		assertThat(slow.get().statusCode()).isEqualTo(200);
+		assertThat(this.counter.count("slow", slowKey)).isEqualTo(1);
+		// and the record is unchanged: the original still replays
+		HttpResponse<byte[]> replay = post("/payments", key, "{\"amount\":10}");
+		assertThat(replay.body()).isEqualTo(first.body());
+	}
+
+	@Test
+	void row07SameKeyWhileProcessingIsInProgress() throws Exception {
+		String key = newKey();
+		CompletableFuture<HttpResponse<byte[]>> first = CompletableFuture
+			.supplyAsync(() -> call(() -> post("/slow?millis=1000", key, "a")));
+		awaitCount("slow", key, 1);
+		HttpResponse<byte[]> duplicate = post("/slow?millis=1000", key, "a");
+		assertThat(duplicate.statusCode()).isEqualTo(409);
+		assertThat(duplicate.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		long retryAfter = duplicate.headers().firstValueAsLong("Retry-After").orElseThrow();
+		assertThat(retryAfter).isBetween(1L, 30L);
+		assertThat(text(duplicate)).isEqualTo(problem("request-in-progress", 409, "Request in progress",
+				"A request with this key is still being processed; retry after " + retryAfter + " second(s).", "/slow",
+				key));
+		HttpResponse<byte[]> original = first.get();
+		HttpResponse<byte[]> replay = post("/slow?millis=1000", key, "a");
+		assertThat(replay.statusCode()).isEqualTo(200);
+		assertThat(replay.body()).isEqualTo(original.body());
+		assertThat(this.counter.count("slow", key)).isEqualTo(1);
+	}
+
+	@Test
+	void row08NonStorableStatusIsPassedThroughAndReleased() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/status/503", key, "");
+		HttpResponse<byte[]> second = post("/status/503", key, "");
+		assertThat(first.statusCode()).isEqualTo(503);
+		assertThat(text(first)).startsWith("status 503 run 1 ");
+		assertThat(text(second)).startsWith("status 503 run 2 ");
+		assertThat(first.headers().firstValue(IdempotencyFilter.EXPIRES_HEADER)).isEmpty();
+		assertThat(second.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(this.counter.count("status", key)).isEqualTo(2);
+		for (int status : new int[] { 408, 429, 500 }) {
+			String otherKey = newKey();
+			post("/status/" + status, otherKey, "");
+			assertThat(post("/status/" + status, otherKey, "").statusCode()).isEqualTo(status);
+			assertThat(this.counter.count("status", otherKey)).isEqualTo(2);
+		}
+		// other 4xx responses are deterministic: stored and replayed
+		String clientError = newKey();
+		HttpResponse<byte[]> rejected = post("/status/409", clientError, "");
+		HttpResponse<byte[]> replayed = post("/status/409", clientError, "");
+		assertThat(replayed.statusCode()).isEqualTo(409);
+		assertThat(replayed.body()).isEqualTo(rejected.body());
+		assertThat(replayed.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(this.counter.count("status", clientError)).isEqualTo(1);
+	}
+
+	@Test
+	void row09HandlerThrewIsReleased() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/throw", key, "");
+		HttpResponse<byte[]> second = post("/throw", key, "");
+		assertThat(first.statusCode()).isEqualTo(500);
+		assertThat(second.statusCode()).isEqualTo(500);
+		assertThat(second.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(this.counter.count("throw", key)).isEqualTo(2);
+	}
+
+	@Test
+	void row10StoreUnavailable() throws Exception {
+		String key = newKey();
+		outage().setDown(true);
+		HttpResponse<byte[]> closed = post("/payments", key, "{}");
+		assertThat(closed.statusCode()).isEqualTo(503);
+		assertThat(closed.headers().firstValue("Retry-After")).hasValue("1");
+		assertThat(text(closed))
+			.isEqualTo(problem("idempotency-store-unavailable", 503, "Idempotency store unavailable",
+					"The idempotency store is unavailable, so the request was not processed; retry after 1 second(s).",
+					"/payments", key));
+		assertThat(this.counter.count("payments", key)).isZero();
+		// a fail-open policy runs the handler without protection
+		HttpResponse<byte[]> open = post("/open", key, "");
+		assertThat(open.statusCode()).isEqualTo(200);
+		assertThat(text(open)).isEqualTo("open 1");
+		assertThat(open.headers().firstValue(IdempotencyFilter.EXPIRES_HEADER)).isEmpty();
+		assertThat(this.counter.count("open", key)).isEqualTo(1);
+		outage().setDown(false);
+		HttpResponse<byte[]> recovered = post("/payments", key, "{}");
+		assertThat(recovered.statusCode()).isEqualTo(201);
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
+	}
+
+	@Test
+	void row11OwnerCrashedLeaseLapsedIsTakenOver() throws Exception {
+		String key = newKey();
+		EndpointPolicy policy = this.policies.get("crash");
+		assertThat(policy).isNotNull();
+		RequestFingerprint fingerprint = policy.fingerprinter()
+			.fingerprint(FingerprintInput.of("POST", "/crash", null, null, List.of(), new byte[0], 0, 0));
+		// an owner that acquired the key and crashed: it never completes nor extends
+		AcquireResult crashed = outage().delegate()
+			.acquire(IdempotencyKey.global(key), fingerprint, OwnerToken.generate(), policy.policy().lockTimeout(),
+					Duration.ofHours(1));
+		assertThat(crashed).isInstanceOf(AcquireResult.Acquired.class);
+		HttpResponse<byte[]> whileLeased = post("/crash", key, "");
+		assertThat(whileLeased.statusCode()).isEqualTo(409);
+		assertThat(this.counter.count("crash", key)).isZero();
+		Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
+		HttpResponse<byte[]> takeover = post("/crash", key, "");
+		assertThat(takeover.statusCode()).isEqualTo(200);
+		assertThat(text(takeover)).startsWith("crash 1 ");
+		HttpResponse<byte[]> replay = post("/crash", key, "");
+		assertThat(replay.body()).isEqualTo(takeover.body());
+		assertThat(replay.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(this.counter.count("crash", key)).isEqualTo(1);
+	}
+
+	@Test
+	void row12AfterTheTtlIsAFirstRequest() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/brief", key, "");
+		HttpResponse<byte[]> replay = post("/brief", key, "");
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(expiry(first)).isBefore(Instant.now().plusSeconds(3));
+		Thread.sleep(1500);
+		HttpResponse<byte[]> afterTtl = post("/brief", key, "");
+		assertThat(afterTtl.statusCode()).isEqualTo(200);
+		assertThat(text(afterTtl)).startsWith("brief 2 ");
+		assertThat(afterTtl.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(this.counter.count("brief", key)).isEqualTo(2);
+	}
+
+	@Test
+	void row13RequestBodyOverTheLimit() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> small = post("/small", key, "x".repeat(1025));
+		assertThat(small.statusCode()).isEqualTo(413);
+		assertThat(text(small)).isEqualTo(problem("idempotency-request-too-large", 413, "Request body too large",
+				"The request body exceeds the 1024 bytes accepted for idempotent requests to this endpoint.", "/small",
+				key));
+		assertThat(this.counter.count("small", key)).isZero();
+		HttpResponse<byte[]> atLimit = post("/small", key, "x".repeat(1024));
+		assertThat(atLimit.statusCode()).isEqualTo(200);
+		// the default limit is 1 MiB
+		String otherKey = newKey();
+		HttpResponse<byte[]> large = post("/payments", otherKey, "x".repeat(1024 * 1024 + 1));
+		assertThat(large.statusCode()).isEqualTo(413);
+		assertThat(this.counter.count("payments", otherKey)).isZero();
+	}
+
+	@Test
+	void row14SameKeyUnderAnotherScopeIsIndependent() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> tenantA = post("/payments", key, "{}", "X-Tenant", "a");
+		HttpResponse<byte[]> tenantB = post("/payments", key, "{}", "X-Tenant", "b");
+		assertThat(tenantA.statusCode()).isEqualTo(201);
+		assertThat(tenantB.statusCode()).isEqualTo(201);
+		assertThat(tenantB.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(tenantB.body()).isNotEqualTo(tenantA.body());
+		assertThat(post("/payments", key, "{}", "X-Tenant", "a").body()).isEqualTo(tenantA.body());
+		assertThat(post("/payments", key, "{}", "X-Tenant", "b").body()).isEqualTo(tenantB.body());
+		// principals scope keys when there is no scope header
+		HttpResponse<byte[]> alice = post("/payments", key, "{}", "X-User", "alice");
+		HttpResponse<byte[]> bob = post("/payments", key, "{}", "X-User", "bob");
+		assertThat(bob.body()).isNotEqualTo(alice.body());
+		assertThat(post("/payments", key, "{}", "X-User", "alice").body()).isEqualTo(alice.body());
+		// and a key of one scope does not meet the global one
+		HttpResponse<byte[]> global = post("/payments", key, "{}");
+		assertThat(global.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(this.counter.count("payments", key)).isEqualTo(5);
+	}
+
+	static Instant expiry(HttpResponse<byte[]> response) {
+		String value = response.headers().firstValue(IdempotencyFilter.EXPIRES_HEADER).orElseThrow();
+		assertThat(value).matches("[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT");
+		return ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+	}
+
+	void awaitCount(String handler, String key, int count) throws InterruptedException {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (this.counter.count(handler, key) < count) {
+			assertThat(System.nanoTime()).as("handler %s did not run in time", handler).isLessThan(deadline);
+			Thread.sleep(10);
+		}
+	}
+
+	static <T> T call(ThrowingSupplier<T> supplier) {
+		try {
+			return supplier.get();
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	interface ThrowingSupplier<T> {
+
+		T get() throws Exception;
+
+	}
+
+}

@@ -1,0 +1,98 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+
+/**
+ * Store that delegates to the application's real store, and fails every operation while
+ * an outage is simulated.
+ *
+ * @author Idempotency contributors
+ */
+class OutageSimulatingStore implements IdempotencyStore {
+
+	private final IdempotencyStore delegate;
+
+	private volatile boolean down;
+
+	OutageSimulatingStore(IdempotencyStore delegate) {
+		this.delegate = delegate;
+	}
+
+	IdempotencyStore delegate() {
+		return this.delegate;
+	}
+
+	void setDown(boolean down) {
+		this.down = down;
+	}
+
+	private void check() {
+		if (this.down) {
+			throw new IdempotencyStoreException("simulated outage");
+		}
+	}
+
+	@Override
+	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
+			Duration ttl) {
+		check();
+		return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+	}
+
+	@Override
+	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		check();
+		return this.delegate.complete(key, token, response, ttl);
+	}
+
+	@Override
+	public boolean release(IdempotencyKey key, OwnerToken token) {
+		check();
+		return this.delegate.release(key, token);
+	}
+
+	@Override
+	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+		check();
+		return this.delegate.extend(key, token, lease);
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+		check();
+		return this.delegate.find(key);
+	}
+
+	@Override
+	public boolean evict(IdempotencyKey key) {
+		check();
+		return this.delegate.evict(key);
+	}
+
+}
