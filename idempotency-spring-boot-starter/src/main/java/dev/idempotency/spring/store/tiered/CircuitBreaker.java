@@ -113,9 +113,8 @@ final class CircuitBreaker {
 			if (current.state() == CircuitBreakerState.CLOSED) {
 				return true;
 			}
-			// OPEN: wait for the open duration; HALF_OPEN: a trial is in flight, unless
-			// it
-			// has been silent for a whole open duration
+			// OPEN waits for the open duration; HALF_OPEN has a trial in flight,
+			// unless that trial has been silent for a whole open duration
 			if (!elapsed(current.since(), now)) {
 				return false;
 			}

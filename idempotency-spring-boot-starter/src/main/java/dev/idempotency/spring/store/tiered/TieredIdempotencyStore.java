@@ -206,8 +206,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			result = this.durable.acquire(key, fingerprint, token, lease, ttl);
 		}
 		catch (RuntimeException ex) {
-			// the caller will not run the handler: do not leave our claim blocking
-			// retries
+			// nothing will run: do not leave our claim blocking the retries
 			RuntimeException releaseFailure = releaseFast(key, token);
 			if (releaseFailure != null) {
 				ex.addSuppressed(releaseFailure);
@@ -257,9 +256,8 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			return false;
 		}
 		if (permitFast(COMPLETE)) {
-			// false (the fast record was lost or taken over) is harmless: the next
-			// acquire
-			// finds the durable record and copies it into the fast tier
+			// false (the fast record was lost or taken over) is harmless: the
+			// next acquire finds the durable record and copies it to the fast tier
 			tryFast(COMPLETE, () -> this.fast.complete(key, token, response, fastTtl(ttl)));
 		}
 		return true;
