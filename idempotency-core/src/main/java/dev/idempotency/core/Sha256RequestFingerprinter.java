@@ -19,6 +19,7 @@ package dev.idempotency.core;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -73,9 +74,11 @@ import org.jspecify.annotations.Nullable;
  * (parsers disagree on what that means). This never fails: no body makes
  * {@link #fingerprint(FingerprintInput)} throw.
  *
- * <h2>Thread-safety</h2> Instances are thread-safe. Each call uses one consistent
- * snapshot of the settings, but a changed setting changes the fingerprints of requests
- * whose keys are in use, so configure the fingerprinter before its first use.
+ * <h2>Thread-safety</h2> Instances are thread-safe and may be shared by all requests. The
+ * setters replace the settings as a whole, so each fingerprint is computed with one
+ * consistent set of them; but a changed setting changes the fingerprints of requests
+ * whose keys are in use, so configure the fingerprinter before its first use. Buffers and
+ * digests are pooled, so the steady state allocates little more than the parser.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -133,7 +136,7 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 	 * gives meaning to the order of members. Default is {@code true}.
 	 * @param canonicalizeJson whether to canonicalise JSON bodies
 	 */
-	public void setCanonicalizeJson(boolean canonicalizeJson) {
+	public synchronized void setCanonicalizeJson(boolean canonicalizeJson) {
 		Settings current = this.settings;
 		this.settings = new Settings(canonicalizeJson, current.excludedJsonPointers(), current.exclusions());
 	}
@@ -160,14 +163,12 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 	 * @throws IllegalArgumentException if an element is {@code null}, not a valid JSON
 	 * Pointer, or the empty pointer (the whole body)
 	 */
-	public void setExcludedJsonPointers(List<String> excludedJsonPointers) {
+	public synchronized void setExcludedJsonPointers(List<String> excludedJsonPointers) {
 		Objects.requireNonNull(excludedJsonPointers, "'excludedJsonPointers' must not be null");
-		// validate every pointer before anything changes
-		List<String> pointers = List.copyOf(excludedJsonPointers.stream().map((pointer) -> {
-			JsonPointerTree.parse(pointer);
-			return pointer;
-		}).toList());
-		JsonPointerTree exclusions = JsonPointerTree.compile(pointers);
+		// one copy, validated and compiled before anything changes
+		List<String> copy = new ArrayList<>(excludedJsonPointers);
+		JsonPointerTree exclusions = JsonPointerTree.compile(copy);
+		List<String> pointers = List.copyOf(copy);
 		Settings current = this.settings;
 		this.settings = new Settings(current.canonicalizeJson(), pointers, exclusions);
 	}
