@@ -42,7 +42,7 @@ import tools.jackson.core.json.JsonReadFeature;
  * point by code point (which is also the order of their UTF-8 bytes);</li>
  * <li>strings and names written as UTF-8 with the fewest escapes: only {@code "},
  * {@code \} and the control characters U+0000 to U+001F are escaped, as {@code \b},
- * {@code \t}, {@code \n}, {@code \f}, {@code \r} or else {@code \}{@code u00xx} with
+ * {@code \t}, {@code \n}, {@code \f}, {@code \r} or else <code>&#92;u00xx</code> with
  * lower-case hexadecimal digits (a surrogate that is not part of a pair is written as the
  * three bytes of its code unit);</li>
  * <li>numbers exactly as written: {@code 1}, {@code 1.0}, {@code 1.00}, {@code 1e0} and
@@ -408,7 +408,8 @@ final class JsonCanonicalizer {
 		out.write('"');
 		int end = offset + length;
 		for (int i = offset; i < end; i++) {
-			// room for the longest form of one character: \\u00xx, or a surrogate pair
+			// room for the longest form of one character: a six-byte escape, or a
+			// surrogate pair
 			out.ensure(6);
 			char c = chars[i];
 			if (c >= 0x80) {
@@ -450,6 +451,8 @@ final class JsonCanonicalizer {
 	 * Thrown, without a stack trace, when a valid document has no canonical form.
 	 */
 	private static final class NotCanonicalException extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
 
 		NotCanonicalException() {
 			super(null, null, false, false);

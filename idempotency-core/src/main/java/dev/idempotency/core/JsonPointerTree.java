@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * member of the same name, as RFC 6901 defines; the token {@code -} names the element
  * after the last one and so never matches anything that exists.
  * <p>
- * Immutable once {@link #compile(List) compiled}, hence thread-safe.
+ * Not changed after {@link #compile(List)} returns, so thread-safe once published safely
+ * (the fingerprinter keeps it in a volatile field).
  *
  * @author Idempotency contributors
  */

@@ -68,11 +68,24 @@ import org.jspecify.annotations.Nullable;
  * {@link #setExcludedJsonPointers(List) excluded JSON Pointers} left out. Key order,
  * whitespace and the way a string is escaped then no longer change the fingerprint.
  * <p>
+ * Precisely: members are sorted by comparing their unescaped names code point by code
+ * point; strings and names are decoded and written as UTF-8, escaping only {@code "},
+ * {@code \} and U+0000 to U+001F (as {@code \b}, {@code \t}, {@code \n}, {@code \f},
+ * {@code \r}, or else <code>&#92;u00xx</code> in lower case); numbers, literals and the
+ * order of array elements are kept; an excluded member disappears with its name and an
+ * excluded array element disappears from its array, where pointers address the body as
+ * sent (so excluding {@code /items/0} does not renumber the other elements for other
+ * pointers).
+ * <p>
  * A body is fingerprinted as raw bytes instead, exactly as with canonicalisation off,
  * when it is empty, is not strict JSON, has anything after its first value, nests objects
  * and arrays more than 256 levels deep, or repeats a member name within one object
  * (parsers disagree on what that means). This never fails: no body makes
  * {@link #fingerprint(FingerprintInput)} throw.
+ * <p>
+ * Every application instance that shares a store must compute fingerprints the same way:
+ * with the same settings, and either all with Jackson or all without it, since without it
+ * JSON bodies are hashed as raw bytes.
  *
  * <h2>Thread-safety</h2> Instances are thread-safe and may be shared by all requests. The
  * setters replace the settings as a whole, so each fingerprint is computed with one
