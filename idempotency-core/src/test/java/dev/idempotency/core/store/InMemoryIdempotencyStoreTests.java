@@ -1,0 +1,82 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.core.store;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.idempotency.core.OwnerToken;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link InMemoryIdempotencyStore}: the whole contract kit, plus reclamation of
+ * expired records.
+ *
+ * @author Idempotency contributors
+ */
+class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
+
+	@Override
+	protected IdempotencyStore createStore() {
+		return new InMemoryIdempotencyStore();
+	}
+
+	@Override
+	protected int raceRounds() {
+		return 10;
+	}
+
+	@Test
+	void expiredRecordsAreReclaimedSoMemoryStaysBounded() {
+		AtomicLong millis = new AtomicLong(1_000_000);
+		Clock clock = new Clock() {
+
+			@Override
+			public ZoneOffset getZone() {
+				return ZoneOffset.UTC;
+			}
+
+			@Override
+			public Clock withZone(java.time.ZoneId zone) {
+				return this;
+			}
+
+			@Override
+			public Instant instant() {
+				return Instant.ofEpochMilli(millis.get());
+			}
+
+		};
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+		store.setClock(clock);
+		store.setSweepInterval(Duration.ofSeconds(1));
+		for (int i = 0; i < 10_000; i++) {
+			store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(1),
+					Duration.ofSeconds(10));
+		}
+		assertThat(store.size()).isEqualTo(10_000);
+		millis.addAndGet(Duration.ofSeconds(11).toMillis());
+		store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(1), Duration.ofSeconds(10));
+		assertThat(store.size()).isEqualTo(1);
+	}
+
+}
