@@ -1,0 +1,350 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.core.engine;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * Tests for {@link IdempotencyEngine} and {@link Execution}.
+ *
+ * @author Idempotency contributors
+ */
+class IdempotencyEngineTests {
+
+	private static final IdempotencyPolicy POLICY = IdempotencyPolicy.defaults();
+
+	private static final IdempotencyPolicy SHORT_LEASE = IdempotencyPolicy.builder()
+		.lockTimeout(Duration.ofMillis(300))
+		.build();
+
+	private final InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore();
+
+	private final ControllableStore store = new ControllableStore(this.memory);
+
+	private final IdempotencyEngine engine = new IdempotencyEngine(this.store);
+
+	@AfterEach
+	void closeEngine() {
+		this.engine.close();
+	}
+
+	@Test
+	void firstRequestExecutesAndRetryReplays() {
+		IdempotencyKey key = newKey();
+		Execution execution = execute(key, "a", POLICY);
+		StoredResponse response = response(201, "created");
+		assertThat(execution.complete(response)).isEqualTo(CompletionOutcome.STORED);
+		assertThat(execution.outcome()).contains(CompletionOutcome.STORED);
+		Decision retry = this.engine.begin(key, fingerprint("a"), POLICY);
+		assertThat(retry).isInstanceOf(Decision.Replay.class);
+		assertThat(((Decision.Replay) retry).response()).isEqualTo(response);
+	}
+
+	@Test
+	void otherFingerprintIsMismatch() {
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY);
+		assertThat(this.engine.begin(key, fingerprint("b"), POLICY)).isInstanceOf(Decision.Mismatch.class);
+	}
+
+	@Test
+	void duplicateWhileRunningIsInProgressWithWholeSecondsRetryAfter() {
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), POLICY);
+		assertThat(duplicate).isInstanceOf(Decision.InProgress.class);
+		Duration retryAfter = ((Decision.InProgress) duplicate).retryAfter();
+		assertThat(retryAfter.getNano()).isZero();
+		assertThat(retryAfter).isBetween(Duration.ofSeconds(1), POLICY.lockTimeout());
+	}
+
+	@Test
+	void heartbeatKeepsTheLeaseOfASlowHandler() throws InterruptedException {
+		IdempotencyKey key = newKey();
+		Execution execution = execute(key, "a", SHORT_LEASE);
+		// the handler runs four times longer than its lease
+		for (int i = 0; i < 6; i++) {
+			Thread.sleep(200);
+			assertThat(this.engine.begin(key, fingerprint("a"), SHORT_LEASE)).isInstanceOf(Decision.InProgress.class);
+		}
+		assertThat(this.store.extendCalls.get()).isGreaterThanOrEqualTo(3);
+		assertThat(execution.isOwnershipLost()).isFalse();
+		assertThat(execution.complete(response(200, "slow"))).isEqualTo(CompletionOutcome.STORED);
+	}
+
+	@Test
+	void handlerThatThrowsReleasesTheKey() {
+		IdempotencyKey key = newKey();
+		try (Execution execution = execute(key, "a", POLICY)) {
+			throw new IllegalStateException("handler failed");
+		}
+		catch (IllegalStateException ex) {
+			assertThat(ex).hasMessage("handler failed");
+		}
+		assertThat(this.memory.find(key)).isEmpty();
+		assertThat(this.engine.begin(key, fingerprint("a"), POLICY)).isInstanceOf(Decision.Execute.class);
+	}
+
+	@Test
+	void nonStorableStatusesReleaseTheKey() {
+		for (int status : new int[] { 500, 502, 503, 504, 408, 429 }) {
+			IdempotencyKey key = newKey();
+			Execution execution = execute(key, "a", POLICY);
+			assertThat(execution.complete(response(status, "transient"))).as("status %d", status)
+				.isEqualTo(CompletionOutcome.RELEASED);
+			assertThat(this.engine.begin(key, fingerprint("a"), POLICY)).as("status %d", status)
+				.isInstanceOf(Decision.Execute.class);
+		}
+	}
+
+	@Test
+	void deterministicClientErrorsAreStored() {
+		for (int status : new int[] { 400, 402, 404, 409, 422 }) {
+			IdempotencyKey key = newKey();
+			assertThat(execute(key, "a", POLICY).complete(response(status, "rejected")))
+				.isEqualTo(CompletionOutcome.STORED);
+			assertThat(this.engine.begin(key, fingerprint("a"), POLICY)).isInstanceOf(Decision.Replay.class);
+		}
+	}
+
+	@Test
+	void ownerWhoseLeaseWasTakenOverIsFencedOut() throws Exception {
+		IdempotencyKey key = newKey();
+		List<String> events = new CopyOnWriteArrayList<>();
+		this.engine.setListener(new IdempotencyListener() {
+
+			@Override
+			public void onOwnershipLost(IdempotencyKey lost, IdempotencyPolicy policy) {
+				events.add("lost");
+			}
+
+			@Override
+			public void onCompletion(IdempotencyKey completed, IdempotencyPolicy policy, CompletionOutcome outcome) {
+				events.add(outcome.name());
+			}
+
+		});
+		this.store.failExtend = true;
+		Execution old = execute(key, "a", SHORT_LEASE);
+		Thread.sleep(700);
+		try (IdempotencyEngine other = new IdempotencyEngine(this.memory)) {
+			Execution current = execute(other, key, "a", SHORT_LEASE);
+			this.store.failExtend = false;
+			awaitOwnershipLost(old);
+			assertThat(old.complete(response(200, "late"))).isEqualTo(CompletionOutcome.FENCED);
+			assertThat(current.complete(response(201, "current"))).isEqualTo(CompletionOutcome.STORED);
+		}
+		Decision replay = this.engine.begin(key, fingerprint("a"), POLICY);
+		assertThat(((Decision.Replay) replay).response().bodyBytes()).isEqualTo(bytes("current"));
+		assertThat(events).containsSubsequence("lost", "FENCED");
+	}
+
+	@Test
+	void storeFailureFailsClosedByDefault() {
+		this.store.failAcquire = true;
+		Decision decision = this.engine.begin(newKey(), fingerprint("a"), POLICY);
+		assertThat(decision).isInstanceOf(Decision.Unavailable.class);
+		assertThat(((Decision.Unavailable) decision).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void storeFailureCanFailOpen() {
+		this.store.failAcquire = true;
+		IdempotencyPolicy open = IdempotencyPolicy.builder().onStoreFailure(StoreFailureMode.FAIL_OPEN).build();
+		assertThat(this.engine.begin(newKey(), fingerprint("a"), open)).isInstanceOf(Decision.Unprotected.class);
+	}
+
+	@Test
+	void failedCompletionIsRetriedThenReported() {
+		IdempotencyKey key = newKey();
+		Execution execution = execute(key, "a", POLICY);
+		this.store.failComplete = 2;
+		assertThat(execution.complete(response(201, "ok"))).isEqualTo(CompletionOutcome.STORED);
+		IdempotencyKey other = newKey();
+		Execution failing = execute(other, "a", POLICY);
+		this.store.failComplete = 10;
+		assertThat(failing.complete(response(201, "ok"))).isEqualTo(CompletionOutcome.FAILED);
+	}
+
+	@Test
+	void inFlightWaitAnswersWithTheFirstResponse() throws Exception {
+		IdempotencyKey key = newKey();
+		Execution first = execute(key, "a", POLICY);
+		IdempotencyPolicy waiting = IdempotencyPolicy.builder().inFlightWait(Duration.ofSeconds(5)).build();
+		CompletableFuture<Decision> duplicate = CompletableFuture
+			.supplyAsync(() -> this.engine.begin(key, fingerprint("a"), waiting));
+		Thread.sleep(150);
+		assertThat(duplicate).isNotDone();
+		first.complete(response(201, "first"));
+		Decision decision = duplicate.get(5, TimeUnit.SECONDS);
+		assertThat(decision).isInstanceOf(Decision.Replay.class);
+		assertThat(((Decision.Replay) decision).response().bodyBytes()).isEqualTo(bytes("first"));
+	}
+
+	@Test
+	void inFlightWaitGivesUpAfterItsLimit() {
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY);
+		IdempotencyPolicy waiting = IdempotencyPolicy.builder().inFlightWait(Duration.ofMillis(200)).build();
+		long start = System.nanoTime();
+		assertThat(this.engine.begin(key, fingerprint("a"), waiting)).isInstanceOf(Decision.InProgress.class);
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+	}
+
+	@Test
+	void anExecutionEndsOnce() {
+		Execution execution = execute(newKey(), "a", POLICY);
+		execution.complete(response(200, "ok"));
+		assertThatIllegalStateException().isThrownBy(() -> execution.complete(response(200, "again")));
+		assertThatIllegalStateException().isThrownBy(execution::release);
+		execution.close();
+		assertThat(execution.outcome()).contains(CompletionOutcome.STORED);
+	}
+
+	@Test
+	void advertisedExpiryIsNowPlusTtl() {
+		Execution execution = execute(newKey(), "a", POLICY);
+		assertThat(execution.advertisedExpiry()).isBetween(Instant.now().plus(POLICY.ttl()).minusSeconds(1),
+				Instant.now().plus(POLICY.ttl()).plusSeconds(1));
+	}
+
+	private Execution execute(IdempotencyKey key, String fingerprint, IdempotencyPolicy policy) {
+		return execute(this.engine, key, fingerprint, policy);
+	}
+
+	private static Execution execute(IdempotencyEngine engine, IdempotencyKey key, String fingerprint,
+			IdempotencyPolicy policy) {
+		Decision decision = engine.begin(key, fingerprint(fingerprint), policy);
+		assertThat(decision).isInstanceOf(Decision.Execute.class);
+		return ((Decision.Execute) decision).execution();
+	}
+
+	private static void awaitOwnershipLost(Execution execution) throws InterruptedException {
+		for (int i = 0; i < 50 && !execution.isOwnershipLost(); i++) {
+			Thread.sleep(50);
+		}
+		assertThat(execution.isOwnershipLost()).isTrue();
+	}
+
+	private static IdempotencyKey newKey() {
+		return IdempotencyKey.global(UUID.randomUUID().toString());
+	}
+
+	private static RequestFingerprint fingerprint(String text) {
+		byte[] bytes = new byte[RequestFingerprint.LENGTH];
+		bytes[0] = (byte) text.hashCode();
+		bytes[1] = (byte) (text.hashCode() >> 8);
+		return RequestFingerprint.of(bytes);
+	}
+
+	private static StoredResponse response(int status, String body) {
+		return new StoredResponse(status, List.of(new HttpHeader("Content-Type", "text/plain")), bytes(body));
+	}
+
+	private static byte[] bytes(String text) {
+		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Store that delegates to a real in-memory store and fails on command.
+	 */
+	static final class ControllableStore implements IdempotencyStore {
+
+		private final IdempotencyStore delegate;
+
+		volatile boolean failAcquire;
+
+		volatile boolean failExtend;
+
+		volatile int failComplete;
+
+		final AtomicInteger extendCalls = new AtomicInteger();
+
+		ControllableStore(IdempotencyStore delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+				Duration lease, Duration ttl) {
+			if (this.failAcquire) {
+				throw new IdempotencyStoreException("store down");
+			}
+			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+			if (this.failComplete > 0) {
+				this.failComplete--;
+				throw new IdempotencyStoreException("store down");
+			}
+			return this.delegate.complete(key, token, response, ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, OwnerToken token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+			if (this.failExtend) {
+				throw new IdempotencyStoreException("store paused");
+			}
+			this.extendCalls.incrementAndGet();
+			return this.delegate.extend(key, token, lease);
+		}
+
+		@Override
+		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+			return this.delegate.find(key);
+		}
+
+		@Override
+		public boolean evict(IdempotencyKey key) {
+			return this.delegate.evict(key);
+		}
+
+	}
+
+}

@@ -1,0 +1,328 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
+import redis.embedded.RedisServer;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Real Redis and PostgreSQL servers for tests and for running the sample without
+ * installed servers. Each server is resolved once per JVM, in this order:
+ * <ol>
+ * <li>addresses from environment variables ({@value #REDIS_URL} as
+ * {@code redis://host:port}; {@value #JDBC_URL}, {@value #JDBC_USERNAME} and
+ * {@value #JDBC_PASSWORD}), which CI sets to its local servers;
+ * <li>Testcontainers, when a Docker engine is available (images pinned below);
+ * <li>embedded servers started in-process (Redis 6.2 and PostgreSQL 15 binaries shipped
+ * in Maven artifacts; nothing is downloaded at run time).
+ * </ol>
+ * Tests never skip for want of a server: when none of these works they fail with a
+ * message that says how to provide one.
+ * <p>
+ * Servers are shared with other clients: tests must use their own Redis key prefix and
+ * PostgreSQL schema.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class TestServers {
+
+	/**
+	 * Environment variable with the Redis address, {@code redis://host:port}.
+	 */
+	public static final String REDIS_URL = "IDEMPOTENCY_TEST_REDIS_URL";
+
+	/**
+	 * Environment variable with the PostgreSQL JDBC URL.
+	 */
+	public static final String JDBC_URL = "IDEMPOTENCY_TEST_JDBC_URL";
+
+	/**
+	 * Environment variable with the PostgreSQL user name.
+	 */
+	public static final String JDBC_USERNAME = "IDEMPOTENCY_TEST_JDBC_USERNAME";
+
+	/**
+	 * Environment variable with the PostgreSQL password.
+	 */
+	public static final String JDBC_PASSWORD = "IDEMPOTENCY_TEST_JDBC_PASSWORD";
+
+	/**
+	 * Redis image used with Testcontainers.
+	 */
+	public static final String REDIS_IMAGE = "redis:7.4.2-alpine";
+
+	/**
+	 * PostgreSQL image used with Testcontainers.
+	 */
+	public static final String POSTGRES_IMAGE = "postgres:15.10-alpine";
+
+	private static final String HOW_TO = "Provide a server by setting %s, by running a Docker engine for "
+			+ "Testcontainers, or check why the embedded server failed (cause below).";
+
+	private static Redis redis;
+
+	private static Postgres postgres;
+
+	private TestServers() {
+	}
+
+	/**
+	 * Return the Redis server for this JVM, starting one if needed.
+	 * @return the server
+	 */
+	public static synchronized Redis redis() {
+		if (redis == null) {
+			redis = resolveRedis();
+		}
+		return redis;
+	}
+
+	/**
+	 * Return the PostgreSQL server for this JVM, starting one if needed.
+	 * @return the server
+	 */
+	public static synchronized Postgres postgres() {
+		if (postgres == null) {
+			postgres = resolvePostgres();
+		}
+		return postgres;
+	}
+
+	/**
+	 * Return the Spring Boot properties that point an application at both servers.
+	 * @return {@code spring.data.redis.*} and {@code spring.datasource.*} properties
+	 */
+	public static Map<String, Object> springProperties() {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		Redis redis = redis();
+		properties.put("spring.data.redis.host", redis.host());
+		properties.put("spring.data.redis.port", redis.port());
+		Postgres postgres = postgres();
+		properties.put("spring.datasource.url", postgres.jdbcUrl());
+		properties.put("spring.datasource.username", postgres.username());
+		properties.put("spring.datasource.password", postgres.password());
+		return properties;
+	}
+
+	private static Redis resolveRedis() {
+		String url = System.getenv(REDIS_URL);
+		if (url != null && !url.isBlank()) {
+			URI uri = URI.create(url.strip());
+			return new Redis(uri.getHost(), (uri.getPort() != -1) ? uri.getPort() : 6379, "environment");
+		}
+		if (isDockerAvailable()) {
+			GenericContainer<?> container = new GenericContainer<>(REDIS_IMAGE).withExposedPorts(6379);
+			container.start();
+			return new Redis(container.getHost(), container.getMappedPort(6379), "Testcontainers");
+		}
+		try {
+			int port = freePort();
+			RedisServer server = RedisServer.newRedisServer()
+				.bind("127.0.0.1")
+				.port(port)
+				.setting("save \"\"")
+				.setting("appendonly no")
+				.build();
+			server.start();
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> stopQuietly(server)));
+			return new Redis("127.0.0.1", port, "embedded");
+		}
+		catch (IOException | RuntimeException ex) {
+			throw new IllegalStateException("No Redis server for tests. " + HOW_TO.formatted(REDIS_URL), ex);
+		}
+	}
+
+	private static Postgres resolvePostgres() {
+		String url = System.getenv(JDBC_URL);
+		if (url != null && !url.isBlank()) {
+			return new Postgres(url.strip(), envOrDefault(JDBC_USERNAME, "postgres"), envOrDefault(JDBC_PASSWORD, ""),
+					"environment");
+		}
+		if (isDockerAvailable()) {
+			GenericContainer<?> container = new GenericContainer<>(POSTGRES_IMAGE).withExposedPorts(5432)
+				.withEnv("POSTGRES_HOST_AUTH_METHOD", "trust")
+				.withEnv("POSTGRES_DB", "test")
+				.waitingFor(Wait.forLogMessage(".*database system is ready to accept connections.*", 2));
+			container.start();
+			return new Postgres(
+					"jdbc:postgresql://" + container.getHost() + ":" + container.getMappedPort(5432) + "/test",
+					"postgres", "", "Testcontainers");
+		}
+		try {
+			EmbeddedPostgres server = EmbeddedPostgres.builder().start();
+			Runtime.getRuntime().addShutdownHook(new Thread(() -> closeQuietly(server)));
+			return new Postgres(server.getJdbcUrl("postgres", "postgres"), "postgres", "", "embedded");
+		}
+		catch (IOException | RuntimeException ex) {
+			throw new IllegalStateException("No PostgreSQL server for tests. " + HOW_TO.formatted(JDBC_URL), ex);
+		}
+	}
+
+	private static boolean isDockerAvailable() {
+		try {
+			return DockerClientFactory.instance().isDockerAvailable();
+		}
+		catch (RuntimeException | LinkageError ex) {
+			return false;
+		}
+	}
+
+	private static String envOrDefault(String name, String defaultValue) {
+		String value = System.getenv(name);
+		return (value != null) ? value : defaultValue;
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+	private static void stopQuietly(RedisServer server) {
+		try {
+			server.stop();
+		}
+		catch (IOException | RuntimeException ex) {
+			// the JVM is exiting
+		}
+	}
+
+	private static void closeQuietly(EmbeddedPostgres server) {
+		try {
+			server.close();
+		}
+		catch (IOException | RuntimeException ex) {
+			// the JVM is exiting
+		}
+	}
+
+	/**
+	 * A Redis server.
+	 *
+	 * @param host the host
+	 * @param port the port
+	 * @param source where it came from: environment, Testcontainers or embedded
+	 */
+	public record Redis(String host, int port, String source) {
+
+		/**
+		 * Return a new, started connection factory for this server. The caller destroys
+		 * it.
+		 * @return the connection factory
+		 */
+		public LettuceConnectionFactory connectionFactory() {
+			LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+				.commandTimeout(Duration.ofSeconds(10))
+				.clientOptions(ClientOptions.builder()
+					.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(5)).build())
+					.build())
+				.build();
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration(this.host, this.port), client);
+			factory.afterPropertiesSet();
+			factory.start();
+			return factory;
+		}
+
+	}
+
+	/**
+	 * A PostgreSQL server.
+	 *
+	 * @param jdbcUrl the JDBC URL
+	 * @param username the user name
+	 * @param password the password
+	 * @param source where it came from: environment, Testcontainers or embedded
+	 */
+	public record Postgres(String jdbcUrl, String username, String password, String source) {
+
+		/**
+		 * Return a new pooled data source whose connections use the given schema,
+		 * creating the schema if needed. The caller closes it (it is a
+		 * {@link HikariDataSource}).
+		 * @param schema the schema, a plain lower-case identifier
+		 * @return the data source
+		 */
+		public HikariDataSource dataSource(String schema) {
+			if (!schema.matches("[a-z_][a-z0-9_]*")) {
+				throw new IllegalArgumentException("Schema must be a plain lower-case identifier: " + schema);
+			}
+			HikariConfig config = new HikariConfig();
+			config.setJdbcUrl(this.jdbcUrl);
+			config.setUsername(this.username);
+			config.setPassword(this.password);
+			config.setMaximumPoolSize(16);
+			config.setConnectionTimeout(30_000);
+			config.setPoolName("test-" + schema);
+			HikariDataSource dataSource = new HikariDataSource(config);
+			try (Connection connection = dataSource.getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+			}
+			catch (SQLException ex) {
+				dataSource.close();
+				throw new IllegalStateException("Could not create schema " + schema + " on " + this.jdbcUrl, ex);
+			}
+			dataSource.close();
+			config.setSchema(schema);
+			config.setPoolName("test-" + schema + "-pool");
+			return new HikariDataSource(config);
+		}
+
+		/**
+		 * Drop a schema created by {@link #dataSource(String)} and everything in it.
+		 * @param dataSource a data source of this server
+		 * @param schema the schema
+		 */
+		public static void dropSchema(DataSource dataSource, String schema) {
+			try (Connection connection = dataSource.getConnection();
+					Statement statement = connection.createStatement()) {
+				statement.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+			}
+			catch (SQLException ex) {
+				throw new UncheckedIOException(new IOException("Could not drop schema " + schema, ex));
+			}
+		}
+
+	}
+
+}
