@@ -20,6 +20,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -198,6 +200,13 @@ public final class TestServers {
 	}
 
 	private static boolean isDockerAvailable() {
+		// spare newcomers Testcontainers' error log when there is plainly no engine
+		boolean socket = Files.exists(Path.of("/var/run/docker.sock"))
+				|| Files.exists(Path.of(System.getProperty("user.home"), ".docker", "run", "docker.sock"));
+		if (!socket && System.getenv("DOCKER_HOST") == null
+				&& !Files.exists(Path.of(System.getProperty("user.home"), ".testcontainers.properties"))) {
+			return false;
+		}
 		try {
 			return DockerClientFactory.instance().isDockerAvailable();
 		}

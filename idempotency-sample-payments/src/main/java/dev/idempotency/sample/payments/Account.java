@@ -1,0 +1,32 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.payments;
+
+import java.util.UUID;
+
+/**
+ * An account: a balance in minor units of one currency.
+ *
+ * @param id the account's id
+ * @param owner the user who owns it
+ * @param currency ISO 4217 code
+ * @param balance balance in minor units, never negative
+ * @author Idempotency contributors
+ */
+public record Account(UUID id, String owner, String currency, long balance) {
+
+}

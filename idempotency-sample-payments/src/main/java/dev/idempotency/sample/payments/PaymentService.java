@@ -1,0 +1,184 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.payments;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * Takes payments. The idempotency filter in front of the controller makes sure a retried
+ * request does not run this twice; the service adds the database backstop of the design
+ * notes: payments are unique by (owner, idempotency key), and the gateway is called with
+ * a key derived from them, so even a request that got past the idempotency layer (or ran
+ * again after a crash) cannot charge twice.
+ *
+ * @author Idempotency contributors
+ */
+@Service
+public class PaymentService {
+
+	private static final String COLUMNS = "id, account_id, amount, currency, description, status, created_at";
+
+	private final JdbcClient jdbc;
+
+	private final PaymentGateway gateway;
+
+	PaymentService(JdbcClient jdbc, PaymentGateway gateway) {
+		this.jdbc = jdbc;
+		this.gateway = gateway;
+	}
+
+	/**
+	 * Take a payment from one of the owner's accounts. The balance check, the payment row
+	 * and the debit are one transaction; the account row is locked so that concurrent
+	 * payments from one account are serialised and the balance never goes negative.
+	 * @param owner the paying user
+	 * @param idempotencyKey the client's idempotency key
+	 * @param request what to pay
+	 * @param demo demo behaviour of the gateway
+	 * @return the payment, the existing one if this owner already paid with this key
+	 */
+	@Transactional
+	public Payment pay(String owner, String idempotencyKey, PaymentRequest request, PaymentGateway.DemoBehaviour demo) {
+		validate(request);
+		Account account = this.jdbc
+			.sql("SELECT id, owner, currency, balance FROM accounts WHERE id = ? AND owner = ? FOR UPDATE")
+			.params(request.accountId(), owner)
+			.query(Account.class)
+			.optional()
+			.orElseThrow(() -> PaymentException.notFound("Account " + request.accountId()));
+		if (!account.currency().equals(request.currency())) {
+			throw PaymentException
+				.invalid("Currency " + request.currency() + " does not match the account's " + account.currency());
+		}
+		Optional<Payment> existing = findByKey(owner, idempotencyKey);
+		if (existing.isPresent()) {
+			return existing.get();
+		}
+		if (account.balance() < request.amount()) {
+			throw PaymentException.insufficientFunds(account.balance(), request.amount());
+		}
+		String charge = this.gateway.charge(chargeKey(owner, idempotencyKey), request.amount(), request.currency(),
+				demo);
+		Optional<Payment> inserted = this.jdbc.sql("""
+				INSERT INTO payments (id, account_id, owner, idempotency_key, amount, currency, description, status,
+				                      gateway_charge)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 'SUCCEEDED', ?)
+				ON CONFLICT (owner, idempotency_key) DO NOTHING
+				RETURNING %s
+				""".formatted(COLUMNS))
+			.params(UUID.randomUUID(), account.id(), owner, idempotencyKey, request.amount(), request.currency(),
+					request.description(), charge)
+			.query(Payment.class)
+			.optional();
+		if (inserted.isEmpty()) {
+			return findByKey(owner, idempotencyKey).orElseThrow();
+		}
+		this.jdbc.sql("UPDATE accounts SET balance = balance - ? WHERE id = ?")
+			.params(request.amount(), account.id())
+			.update();
+		return inserted.get();
+	}
+
+	/**
+	 * Find a payment of the given owner.
+	 * @param id the payment's id
+	 * @param owner the owner
+	 * @return the payment, empty if it does not exist or belongs to someone else
+	 */
+	public Optional<Payment> find(UUID id, String owner) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM payments WHERE id = ? AND owner = ?")
+			.params(id, owner)
+			.query(Payment.class)
+			.optional();
+	}
+
+	/**
+	 * List the payments of one of the owner's accounts.
+	 * @param accountId the account
+	 * @param owner the owner
+	 * @return the payments, oldest first
+	 */
+	public List<Payment> list(UUID accountId, String owner) {
+		return this.jdbc
+			.sql("SELECT " + COLUMNS + " FROM payments WHERE account_id = ? AND owner = ? ORDER BY created_at, id")
+			.params(accountId, owner)
+			.query(Payment.class)
+			.list();
+	}
+
+	private Optional<Payment> findByKey(String owner, String idempotencyKey) {
+		return this.jdbc.sql("SELECT " + COLUMNS + " FROM payments WHERE owner = ? AND idempotency_key = ?")
+			.params(owner, idempotencyKey)
+			.query(Payment.class)
+			.optional();
+	}
+
+	private static void validate(PaymentRequest request) {
+		if (request.accountId() == null) {
+			throw PaymentException.invalid("accountId is required");
+		}
+		if (request.amount() <= 0) {
+			throw PaymentException.invalid("amount must be a positive number of minor units");
+		}
+		PaymentValidation.checkCurrency(request.currency());
+		if (request.description() == null || request.description().length() > PaymentValidation.MAX_DESCRIPTION) {
+			throw PaymentException
+				.invalid("description is required and at most " + PaymentValidation.MAX_DESCRIPTION + " characters");
+		}
+	}
+
+	// As a real PSP would be called: the key is the caller's scope and key together, so
+	// two users who happen to choose the same key are two different charges.
+	static String chargeKey(String owner, String idempotencyKey) {
+		try {
+			MessageDigest digest = MessageDigest.getInstance("SHA-256");
+			digest.update(owner.getBytes(StandardCharsets.UTF_8));
+			digest.update((byte) 0);
+			digest.update(idempotencyKey.getBytes(StandardCharsets.UTF_8));
+			return "pay_" + HexFormat.of().formatHex(digest.digest(), 0, 16);
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	/**
+	 * Body of {@code POST /payments}.
+	 *
+	 * @param accountId the account to debit
+	 * @param amount amount in minor units
+	 * @param currency ISO 4217 code, equal to the account's
+	 * @param description what the payment is for
+	 */
+	public record PaymentRequest(@Nullable UUID accountId, long amount, @Nullable String currency,
+			@Nullable String description) {
+
+	}
+
+}

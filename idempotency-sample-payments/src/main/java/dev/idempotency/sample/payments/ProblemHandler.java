@@ -1,0 +1,56 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.payments;
+
+import java.net.URI;
+
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * Answers refused and failed requests with RFC 9457 problem details.
+ * <p>
+ * A 402 (insufficient funds), 400 or 404 is deterministic: the idempotency layer stores
+ * it and replays it to retries. A 5xx from the gateway is transient: it is not stored,
+ * and a retry with the same key runs the payment again.
+ *
+ * @author Idempotency contributors
+ */
+@RestControllerAdvice
+class ProblemHandler {
+
+	static final String TYPE_BASE = "https://payments.example/problems/";
+
+	@ExceptionHandler
+	ProblemDetail paymentRefused(PaymentException ex) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(ex.getStatus(), ex.getMessage());
+		problem.setType(URI.create(TYPE_BASE + ex.getType()));
+		return problem;
+	}
+
+	@ExceptionHandler
+	ProblemDetail gatewayFailed(GatewayException ex) {
+		HttpStatus status = HttpStatus.resolve(ex.getStatus());
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail((status != null) ? status : HttpStatus.BAD_GATEWAY,
+				"The payment gateway failed; retry later");
+		problem.setType(URI.create(TYPE_BASE + "gateway-failure"));
+		return problem;
+	}
+
+}

@@ -1,0 +1,388 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
+import dev.idempotency.core.StoredResponseFormatException;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+
+/**
+ * {@link IdempotencyStore} on Redis, through any Spring Data Redis
+ * {@link RedisConnectionFactory} (standalone, Sentinel or Cluster; Lettuce is the tested
+ * driver).
+ * <p>
+ * <b>Atomic primitive.</b> Every operation is one Lua script on one key, run in one round
+ * trip with {@code EVALSHA} (falling back to {@code EVAL} once when the server's script
+ * cache was flushed). The claim has the semantics of {@code SET key value NX PX ttl}
+ * extended by the checks a plain {@code SET} cannot make atomically: the fingerprint
+ * comparison, the lapsed-lease takeover and the owner-token fencing of {@code complete},
+ * {@code release} and {@code extend}. {@link #evict} is a plain {@code DEL}.
+ * <p>
+ * <b>Data layout.</b> A record is one Redis string under the key
+ * <code>{keyPrefix}{<i>digest</i>}</code>, where <i>digest</i> is the unpadded base64url
+ * form of {@link IdempotencyKey#digest()}. The braces are a Redis Cluster hash tag, so a
+ * script only ever touches one slot; keys have a fixed length and client-chosen
+ * characters never reach Redis. The value is binary (1-based byte positions):
+ * <table>
+ * <caption>Record value</caption>
+ * <tr>
+ * <th>bytes</th>
+ * <th>content</th>
+ * </tr>
+ * <tr>
+ * <td>1</td>
+ * <td>state: {@code P} (processing) or {@code C} (completed)</td>
+ * </tr>
+ * <tr>
+ * <td>2-17</td>
+ * <td>lease expiry, epoch milliseconds of the Redis clock as 16 ASCII digits; zeros once
+ * completed</td>
+ * </tr>
+ * <tr>
+ * <td>18-33</td>
+ * <td>creation time, in the same form</td>
+ * </tr>
+ * <tr>
+ * <td>34-65</td>
+ * <td>request fingerprint (32 bytes)</td>
+ * </tr>
+ * <tr>
+ * <td>66-81</td>
+ * <td>owner token ({@link OwnerToken#toBytes()}, 16 bytes)</td>
+ * </tr>
+ * <tr>
+ * <td>82-</td>
+ * <td>completed only: the response in the {@link StoredResponseCodec} form</td>
+ * </tr>
+ * </table>
+ * <p>
+ * <b>Time.</b> The key's Redis TTL is the record's expiry: the {@code ttl} of
+ * {@link #acquire} while processing (so the record of a crashed owner disappears even if
+ * nobody takes it over), the {@code ttl} of {@link #complete} once completed. Whether a
+ * lease has lapsed is decided inside the scripts against Redis {@code TIME}, never by the
+ * application's clock. Requires Redis 5 or later (scripts replicated by effects).
+ * <p>
+ * <b>Failures.</b> Any error of the connection or the server, and any record that cannot
+ * be read (the store fails closed), is thrown as {@link IdempotencyStoreException}.
+ * <p>
+ * Configure the store with its setters before use; afterwards it is thread-safe. No
+ * argument may be {@code null}.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public class RedisIdempotencyStore implements IdempotencyStore {
+
+	/**
+	 * Default prefix of every Redis key the store writes.
+	 */
+	public static final String DEFAULT_KEY_PREFIX = "idempotency:";
+
+	static final int HEADER_LENGTH = 81;
+
+	private static final int STATE_OFFSET = 0;
+
+	private static final int LEASE_OFFSET = 1;
+
+	private static final int CREATED_OFFSET = 17;
+
+	private static final int FINGERPRINT_OFFSET = 33;
+
+	private static final int TOKEN_OFFSET = 65;
+
+	private static final int TIME_DIGITS = 16;
+
+	private static final byte PROCESSING = 'P';
+
+	private static final byte COMPLETED = 'C';
+
+	private static final long ACQUIRED = 1;
+
+	private static final long REPLAY = 2;
+
+	private static final long IN_PROGRESS = 3;
+
+	private static final long MISMATCH = 4;
+
+	private static final long UNREADABLE = -1;
+
+	private static final LuaScript ACQUIRE = LuaScript.load("acquire");
+
+	private static final LuaScript COMPLETE = LuaScript.load("complete");
+
+	private static final LuaScript RELEASE = LuaScript.load("release");
+
+	private static final LuaScript EXTEND = LuaScript.load("extend");
+
+	private static final LuaScript FIND = LuaScript.load("find");
+
+	private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private String keyPrefix = DEFAULT_KEY_PREFIX;
+
+	private StoredResponseCodec codec = new StoredResponseCodec();
+
+	/**
+	 * Create a store.
+	 * @param connectionFactory the connection factory, never {@code null}
+	 */
+	public RedisIdempotencyStore(RedisConnectionFactory connectionFactory) {
+		this.connectionFactory = Objects.requireNonNull(connectionFactory, "'connectionFactory' must not be null");
+	}
+
+	/**
+	 * Set the prefix of every Redis key the store writes, so that several applications
+	 * can share a Redis database. Defaults to {@value #DEFAULT_KEY_PREFIX}.
+	 * @param keyPrefix the prefix, never {@code null}; may be empty but must not contain
+	 * braces, which would change the Redis Cluster hash tag
+	 */
+	public void setKeyPrefix(String keyPrefix) {
+		Objects.requireNonNull(keyPrefix, "'keyPrefix' must not be null");
+		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+			throw new IllegalArgumentException("'keyPrefix' must not contain braces");
+		}
+		this.keyPrefix = keyPrefix;
+	}
+
+	/**
+	 * Set the codec of stored responses. Defaults to a {@link StoredResponseCodec} with
+	 * its default settings.
+	 * @param codec the codec, never {@code null}
+	 */
+	public void setCodec(StoredResponseCodec codec) {
+		this.codec = Objects.requireNonNull(codec, "'codec' must not be null");
+	}
+
+	@Override
+	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
+			Duration ttl) {
+		Objects.requireNonNull(fingerprint, "'fingerprint' must not be null");
+		Objects.requireNonNull(token, "'token' must not be null");
+		byte[] redisKey = redisKey(key);
+		long leaseMillis = millis(lease, "lease");
+		// the record must not expire while its lease is live
+		long ttlMillis = Math.max(millis(ttl, "ttl"), leaseMillis);
+		List<Object> reply = execute(key, ACQUIRE, ReturnType.MULTI, redisKey, fingerprint.toByteArray(),
+				token.toBytes(), ascii(leaseMillis), ascii(ttlMillis));
+		long code = longAt(reply, 0);
+		if (code == ACQUIRED) {
+			return new AcquireResult.Acquired(token);
+		}
+		if (code == REPLAY) {
+			byte[] value = bytesAt(reply, 1);
+			Instant expiresAt = expiresAt(longAt(reply, 2), longAt(reply, 3), key);
+			return new AcquireResult.Replay(decodeResponse(value, key), expiresAt);
+		}
+		if (code == IN_PROGRESS) {
+			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, longAt(reply, 1))));
+		}
+		if (code == MISMATCH) {
+			return new AcquireResult.Mismatch();
+		}
+		throw unreadable(key, code);
+	}
+
+	@Override
+	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		Objects.requireNonNull(token, "'token' must not be null");
+		Objects.requireNonNull(response, "'response' must not be null");
+		byte[] ttlMillis = ascii(millis(ttl, "ttl"));
+		byte[] encoded = this.codec.encode(response);
+		return isDone(key,
+				execute(key, COMPLETE, ReturnType.INTEGER, redisKey(key), token.toBytes(), ttlMillis, encoded));
+	}
+
+	@Override
+	public boolean release(IdempotencyKey key, OwnerToken token) {
+		Objects.requireNonNull(token, "'token' must not be null");
+		return isDone(key, execute(key, RELEASE, ReturnType.INTEGER, redisKey(key), token.toBytes()));
+	}
+
+	@Override
+	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+		Objects.requireNonNull(token, "'token' must not be null");
+		byte[] leaseMillis = ascii(millis(lease, "lease"));
+		return isDone(key, execute(key, EXTEND, ReturnType.INTEGER, redisKey(key), token.toBytes(), leaseMillis));
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+		List<Object> reply = execute(key, FIND, ReturnType.MULTI, redisKey(key));
+		if (reply.isEmpty()) {
+			return Optional.empty();
+		}
+		byte[] value = bytesAt(reply, 0);
+		Instant expiresAt = expiresAt(longAt(reply, 1), longAt(reply, 2), key);
+		if (value.length < HEADER_LENGTH) {
+			throw unreadable(key, UNREADABLE);
+		}
+		byte state = value[STATE_OFFSET];
+		if (state != PROCESSING && state != COMPLETED) {
+			throw unreadable(key, UNREADABLE);
+		}
+		boolean completed = state == COMPLETED;
+		Instant createdAt = Instant.ofEpochMilli(parseTime(value, CREATED_OFFSET, key));
+		@Nullable Instant leaseExpiresAt = completed ? null : Instant.ofEpochMilli(parseTime(value, LEASE_OFFSET, key));
+		RequestFingerprint fingerprint = RequestFingerprint
+			.of(Arrays.copyOfRange(value, FINGERPRINT_OFFSET, FINGERPRINT_OFFSET + RequestFingerprint.LENGTH));
+		OwnerToken owner = OwnerToken.fromBytes(Arrays.copyOfRange(value, TOKEN_OFFSET, HEADER_LENGTH));
+		@Nullable StoredResponse response = completed ? decodeResponse(value, key) : null;
+		return Optional.of(new IdempotencyRecord(key, fingerprint,
+				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner, createdAt,
+				leaseExpiresAt, expiresAt, response));
+	}
+
+	@Override
+	public boolean evict(IdempotencyKey key) {
+		byte[] redisKey = redisKey(key);
+		Long deleted = call(key, (connection) -> connection.keyCommands().del(redisKey));
+		return deleted != null && deleted > 0;
+	}
+
+	/**
+	 * Return the Redis key of a record.
+	 * @param key the idempotency key
+	 * @return the UTF-8 bytes of <code>{keyPrefix}{<i>digest</i>}</code>
+	 */
+	byte[] redisKey(IdempotencyKey key) {
+		Objects.requireNonNull(key, "'key' must not be null");
+		String digest = BASE64URL.encodeToString(key.digest());
+		return (this.keyPrefix + "{" + digest + "}").getBytes(StandardCharsets.UTF_8);
+	}
+
+	private <T> T execute(IdempotencyKey key, LuaScript script, ReturnType returnType, byte[]... keyAndArgs) {
+		T reply = call(key, (connection) -> script.execute(connection, returnType, keyAndArgs));
+		if (reply == null) {
+			throw new IdempotencyStoreException(
+					"Redis gave no reply to script '" + script.name() + "' for key '" + key + "'");
+		}
+		return reply;
+	}
+
+	private <T> @Nullable T call(IdempotencyKey key, RedisCall<T> call) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			return call.apply(connection);
+		}
+		catch (RuntimeException ex) {
+			// Spring's DataAccessException, and whatever else the driver throws unwrapped
+			// (for instance on a closed client): the store could not answer either way
+			throw new IdempotencyStoreException("Redis could not answer for key '" + key + "': " + ex.getMessage(), ex);
+		}
+	}
+
+	private boolean isDone(IdempotencyKey key, Long reply) {
+		if (reply == UNREADABLE) {
+			throw unreadable(key, reply);
+		}
+		return reply == 1;
+	}
+
+	private StoredResponse decodeResponse(byte[] value, IdempotencyKey key) {
+		try {
+			return this.codec.decode(value, HEADER_LENGTH, value.length - HEADER_LENGTH);
+		}
+		catch (StoredResponseFormatException ex) {
+			throw new IdempotencyStoreException("Stored response of key '" + key + "' cannot be decoded", ex);
+		}
+	}
+
+	private static Instant expiresAt(long pttl, long now, IdempotencyKey key) {
+		if (pttl < 0) {
+			// every record is written with a TTL: someone changed it by hand
+			throw new IdempotencyStoreException("Record of key '" + key + "' has no expiry in Redis");
+		}
+		return Instant.ofEpochMilli(now + pttl);
+	}
+
+	private static long parseTime(byte[] value, int offset, IdempotencyKey key) {
+		long millis = 0;
+		for (int i = offset; i < offset + TIME_DIGITS; i++) {
+			int digit = value[i] - '0';
+			if (digit < 0 || digit > 9) {
+				throw unreadable(key, UNREADABLE);
+			}
+			millis = millis * 10 + digit;
+		}
+		return millis;
+	}
+
+	private static IdempotencyStoreException unreadable(IdempotencyKey key, long code) {
+		return new IdempotencyStoreException(
+				"Record of key '" + key + "' in Redis is not in the expected format (code " + code + ")");
+	}
+
+	private static long millis(Duration duration, String name) {
+		Objects.requireNonNull(duration, () -> "'" + name + "' must not be null");
+		if (duration.isNegative() || duration.isZero()) {
+			throw new IllegalArgumentException("'" + name + "' must be positive");
+		}
+		// round a sub-millisecond remainder up: Redis counts whole milliseconds
+		return duration.toMillis() + ((duration.toNanosPart() % 1_000_000 != 0) ? 1 : 0);
+	}
+
+	private static byte[] ascii(long value) {
+		return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+	}
+
+	private static long longAt(List<Object> reply, int index) {
+		Object element = (index < reply.size()) ? reply.get(index) : null;
+		if (element instanceof Long number) {
+			return number;
+		}
+		throw new IdempotencyStoreException("Unexpected Redis reply: integer expected at " + index);
+	}
+
+	private static byte[] bytesAt(List<Object> reply, int index) {
+		Object element = (index < reply.size()) ? reply.get(index) : null;
+		if (element instanceof byte[] bytes) {
+			return bytes;
+		}
+		throw new IdempotencyStoreException("Unexpected Redis reply: bytes expected at " + index);
+	}
+
+	@FunctionalInterface
+	private interface RedisCall<T> {
+
+		@Nullable T apply(RedisConnection connection);
+
+	}
+
+}

@@ -1,0 +1,45 @@
+-- Copyright 2026-present the original author or authors.
+--
+-- Licensed under the Apache License, Version 2.0 (the "License");
+-- you may not use this file except in compliance with the License.
+-- You may obtain a copy of the License at
+--
+--      https://www.apache.org/licenses/LICENSE-2.0
+--
+-- Unless required by applicable law or agreed to in writing, software
+-- distributed under the License is distributed on an "AS IS" BASIS,
+-- WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+-- See the License for the specific language governing permissions and
+-- limitations under the License.
+--
+-- Record layout (1-based): 1 state P|C, 2-17 lease expiry, 18-33 creation time (both epoch
+-- milliseconds of the Redis clock as 16 decimal digits), 34-65 fingerprint, 66-81 owner
+-- token, 82- encoded response (C only). See RedisIdempotencyStore.
+
+-- KEYS[1] record key
+-- ARGV[1] owner token (16 bytes), ARGV[2] lease ms
+-- returns 1 extended | 0 not the owner or not processing | -1 unreadable record
+local key = KEYS[1]
+local header = redis.call('GETRANGE', key, 0, 80)
+if string.len(header) == 0 then
+	return 0
+end
+if string.len(header) < 81 then
+	return -1
+end
+local state = string.sub(header, 1, 1)
+if state ~= 'P' and state ~= 'C' then
+	return -1
+end
+if state ~= 'P' or string.sub(header, 66, 81) ~= ARGV[1] then
+	return 0
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local lease = tonumber(ARGV[2])
+redis.call('SETRANGE', key, 1, string.format('%016d', now + lease))
+-- the record must not expire while its lease is live
+if redis.call('PTTL', key) < lease then
+	redis.call('PEXPIRE', key, lease)
+end
+return 1

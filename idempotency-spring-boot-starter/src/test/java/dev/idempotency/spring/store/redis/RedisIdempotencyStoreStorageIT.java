@@ -1,0 +1,472 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.types.Expiration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * What {@link RedisIdempotencyStore} writes to Redis and how it copes with Redis itself:
+ * key and value layout, TTLs, a flushed script cache, unreadable records and an
+ * unreachable server.
+ *
+ * @author Idempotency contributors
+ */
+class RedisIdempotencyStoreStorageIT {
+
+	private static final String PREFIX = RedisTestServer.uniquePrefix("storage");
+
+	private static final String[] SCRIPTS = { "acquire", "complete", "release", "extend", "find" };
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration TTL = Duration.ofHours(1);
+
+	private final LettuceConnectionFactory connectionFactory = RedisTestServer.connectionFactory();
+
+	private final RequestFingerprint fingerprint = fingerprint("first request");
+
+	private final StoredResponse response = new StoredResponse(201,
+			List.of(new HttpHeader("Content-Type", "application/json"), new HttpHeader("Location", "/payments/7")),
+			"{\"id\":7}".getBytes(StandardCharsets.UTF_8));
+
+	private RedisIdempotencyStore store;
+
+	@BeforeEach
+	void createStore() {
+		this.store = new RedisIdempotencyStore(this.connectionFactory);
+		this.store.setKeyPrefix(PREFIX);
+	}
+
+	@AfterAll
+	static void deleteKeys() {
+		RedisTestServer.deleteKeys(RedisTestServer.connectionFactory(), PREFIX);
+	}
+
+	@Test
+	void keyIsPrefixAndHashTaggedDigestOfScopeAndKey() {
+		IdempotencyKey key = new IdempotencyKey("tenant-1", "order-{42}");
+		acquire(key, OwnerToken.generate());
+		String digest = Base64.getUrlEncoder().withoutPadding().encodeToString(key.digest());
+		String expected = PREFIX + "{" + digest + "}";
+		assertThat(digest).hasSize(43).doesNotContain("{", "}");
+		assertThat(exists(expected)).isTrue();
+		assertThat(new String(this.store.redisKey(key), StandardCharsets.UTF_8)).isEqualTo(expected);
+	}
+
+	@Test
+	void keyHasFixedLengthWhateverTheClientKey() {
+		int expectedLength = PREFIX.length() + 45;
+		assertThat(this.store.redisKey(IdempotencyKey.global("a"))).hasSize(expectedLength);
+		assertThat(this.store.redisKey(IdempotencyKey.global("}".repeat(IdempotencyKey.MAX_KEY_LENGTH))))
+			.hasSize(expectedLength);
+		assertThat(this.store.redisKey(new IdempotencyKey("x".repeat(IdempotencyKey.MAX_SCOPE_LENGTH), "{b}")))
+			.hasSize(expectedLength);
+	}
+
+	@Test
+	void keyPrefixMustNotContainBraces() {
+		assertThatIllegalArgumentException().isThrownBy(() -> this.store.setKeyPrefix("app{1}:"));
+		assertThatIllegalArgumentException().isThrownBy(() -> this.store.setKeyPrefix("app}"));
+	}
+
+	@Test
+	void defaultKeyPrefix() {
+		RedisIdempotencyStore defaults = new RedisIdempotencyStore(this.connectionFactory);
+		IdempotencyKey key = IdempotencyKey.global("k");
+		assertThat(new String(defaults.redisKey(key), StandardCharsets.UTF_8)).startsWith("idempotency:{")
+			.hasSize("idempotency:".length() + 45);
+	}
+
+	@Test
+	void processingRecordIsBinaryHeader() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		acquire(key, token);
+		byte[] value = get(key);
+		assertThat(value).hasSize(81);
+		assertThat(value[0]).isEqualTo((byte) 'P');
+		long leaseExpiresAt = digits(value, 1);
+		long createdAt = digits(value, 17);
+		// both times come from one reading of the Redis clock
+		assertThat(leaseExpiresAt - createdAt).isEqualTo(LEASE.toMillis());
+		assertThat(Instant.ofEpochMilli(createdAt)).isCloseTo(redisTime(), within(1, ChronoUnit.MINUTES));
+		assertThat(Arrays.copyOfRange(value, 33, 65)).isEqualTo(this.fingerprint.toByteArray());
+		assertThat(Arrays.copyOfRange(value, 65, 81)).isEqualTo(token.toBytes());
+	}
+
+	@Test
+	void completedRecordIsHeaderFollowedByEncodedResponse() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		acquire(key, token);
+		long createdAt = digits(get(key), 17);
+		assertThat(this.store.complete(key, token, this.response, TTL)).isTrue();
+		byte[] value = get(key);
+		assertThat(value[0]).isEqualTo((byte) 'C');
+		assertThat(new String(value, 1, 16, StandardCharsets.US_ASCII)).isEqualTo("0".repeat(16));
+		assertThat(digits(value, 17)).isEqualTo(createdAt);
+		assertThat(Arrays.copyOfRange(value, 33, 65)).isEqualTo(this.fingerprint.toByteArray());
+		assertThat(Arrays.copyOfRange(value, 65, 81)).isEqualTo(token.toBytes());
+		assertThat(Arrays.copyOfRange(value, 81, value.length))
+			.isEqualTo(new StoredResponseCodec().encode(this.response));
+	}
+
+	@Test
+	void recordTtlIsAcquireTtlThenCompletionTtl() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		acquire(key, token);
+		assertThat(pttl(key)).isBetween(TTL.toMillis() - 60_000, TTL.toMillis());
+		Duration completionTtl = Duration.ofHours(5);
+		assertThat(this.store.complete(key, token, this.response, completionTtl)).isTrue();
+		assertThat(pttl(key)).isBetween(completionTtl.toMillis() - 60_000, completionTtl.toMillis());
+	}
+
+	@Test
+	void recordLivesAtLeastAsLongAsItsLease() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		Duration longLease = Duration.ofMinutes(10);
+		assertThat(this.store.acquire(key, this.fingerprint, token, longLease, Duration.ofSeconds(5)))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(pttl(key)).isBetween(longLease.toMillis() - 60_000, longLease.toMillis());
+	}
+
+	@Test
+	void extendMovesLeaseAndStretchesTtlOnlyWhenShorterThanLease() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(key, this.fingerprint, token, Duration.ofSeconds(1), Duration.ofSeconds(2)))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		Duration longLease = Duration.ofMinutes(20);
+		assertThat(this.store.extend(key, token, longLease)).isTrue();
+		assertThat(pttl(key)).isBetween(longLease.toMillis() - 60_000, longLease.toMillis());
+		byte[] value = get(key);
+		assertThat(value).hasSize(81);
+		assertThat(digits(value, 1) - digits(value, 17)).isBetween(longLease.toMillis(), longLease.toMillis() + 60_000);
+		assertThat(this.store.extend(key, token, Duration.ofSeconds(1))).isTrue();
+		assertThat(pttl(key)).isGreaterThan(longLease.toMillis() - 60_000);
+	}
+
+	@Test
+	void lapsedLeaseIsDecidedByRedisClockNotByKeyExpiry() throws InterruptedException {
+		IdempotencyKey key = newKey();
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(this.store.acquire(key, this.fingerprint, owner, Duration.ofMillis(50), TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		TimeUnit.MILLISECONDS.sleep(150);
+		// the lease lapsed but the record is still there and still owned
+		assertThat(pttl(key)).isGreaterThan(TTL.toMillis() - 60_000);
+		assertThat(this.store.extend(key, owner, Duration.ofMillis(50))).isTrue();
+		TimeUnit.MILLISECONDS.sleep(150);
+		OwnerToken next = OwnerToken.generate();
+		assertThat(this.store.acquire(key, fingerprint("other request"), next, LEASE, TTL))
+			.isInstanceOf(AcquireResult.Mismatch.class);
+		assertThat(this.store.acquire(key, this.fingerprint, next, LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(Arrays.copyOfRange(get(key), 65, 81)).isEqualTo(next.toBytes());
+		assertThat(this.store.complete(key, owner, this.response, TTL)).isFalse();
+		assertThat(this.store.complete(key, next, this.response, TTL)).isTrue();
+	}
+
+	@Test
+	void replayExpiryAndFindTimesComeFromRedis() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		acquire(key, token);
+		IdempotencyRecord processing = this.store.find(key).orElseThrow();
+		byte[] header = get(key);
+		assertThat(processing.status()).isEqualTo(IdempotencyStatus.PROCESSING);
+		assertThat(processing.createdAt()).isEqualTo(Instant.ofEpochMilli(digits(header, 17)));
+		assertThat(processing.leaseExpiresAt()).isEqualTo(Instant.ofEpochMilli(digits(header, 1)));
+		assertThat(processing.owner()).isEqualTo(token);
+		assertThat(processing.fingerprint()).isEqualTo(this.fingerprint);
+		assertThat(processing.response()).isNull();
+		assertThat(this.store.complete(key, token, this.response, TTL)).isTrue();
+		Instant expectedExpiry = redisTime().plus(TTL);
+		AcquireResult replay = this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(replay).isInstanceOfSatisfying(AcquireResult.Replay.class, (result) -> {
+			assertThat(result.response()).isEqualTo(this.response);
+			assertThat(result.expiresAt()).isCloseTo(expectedExpiry, within(1, ChronoUnit.MINUTES));
+		});
+		IdempotencyRecord completed = this.store.find(key).orElseThrow();
+		assertThat(completed.status()).isEqualTo(IdempotencyStatus.COMPLETED);
+		assertThat(completed.leaseExpiresAt()).isNull();
+		assertThat(completed.createdAt()).isEqualTo(processing.createdAt());
+		assertThat(completed.response()).isEqualTo(this.response);
+		assertThat(completed.expiresAt()).isCloseTo(expectedExpiry, within(1, ChronoUnit.MINUTES));
+	}
+
+	@Test
+	void scriptsAreSentAgainAfterScriptCacheIsFlushed() {
+		IdempotencyKey warm = newKey();
+		OwnerToken warmToken = OwnerToken.generate();
+		exerciseEveryScript(warm, warmToken);
+		String[] shas = Arrays.stream(SCRIPTS).map(RedisIdempotencyStoreStorageIT::sha1OfScript).toArray(String[]::new);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			assertThat(connection.scriptingCommands().scriptExists(shas)).containsOnly(true);
+			connection.scriptingCommands().scriptFlush();
+			assertThat(connection.scriptingCommands().scriptExists(shas)).containsOnly(false);
+		}
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		exerciseEveryScript(key, token);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			assertThat(connection.scriptingCommands().scriptExists(shas)).containsOnly(true);
+		}
+	}
+
+	private void exerciseEveryScript(IdempotencyKey key, OwnerToken token) {
+		assertThat(this.store.acquire(key, this.fingerprint, token, LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(this.store.extend(key, token, LEASE)).isTrue();
+		assertThat(this.store.find(key)).isPresent();
+		assertThat(this.store.release(key, token)).isTrue();
+		assertThat(this.store.acquire(key, this.fingerprint, token, LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(this.store.complete(key, token, this.response, TTL)).isTrue();
+		assertThat(this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+	}
+
+	@Test
+	void valueThatIsNotARecordFailsClosed() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		set(key, "not a record".getBytes(StandardCharsets.US_ASCII));
+		assertEveryReadingOperationFails(key, token);
+		set(key, record('X', this.fingerprint, token, new byte[0]));
+		assertEveryReadingOperationFails(key, token);
+	}
+
+	@Test
+	void processingRecordWithBadLeaseDigitsFailsClosed() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		byte[] value = record('P', this.fingerprint, token, new byte[0]);
+		value[5] = 'x';
+		set(key, value);
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(key));
+	}
+
+	@Test
+	void completedRecordWithUndecodableResponseFailsClosed() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		byte[] encoded = new StoredResponseCodec().encode(this.response);
+		for (byte[] corrupt : List.of(new byte[0], Arrays.copyOf(encoded, encoded.length - 1),
+				new byte[] { (byte) 0xEE, 1, 2, 3 })) {
+			set(key, record('C', this.fingerprint, token, corrupt));
+			assertThatExceptionOfType(IdempotencyStoreException.class)
+				.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+			assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(key));
+		}
+		// the record itself is left for an operator to inspect or evict
+		assertThat(this.store.evict(key)).isTrue();
+		assertThat(this.store.find(key)).isEmpty();
+	}
+
+	@Test
+	void recordWithoutRedisExpiryFailsClosedOnReplay() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		acquire(key, token);
+		assertThat(this.store.complete(key, token, this.response, TTL)).isTrue();
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			connection.keyCommands().persist(this.store.redisKey(key));
+		}
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+	}
+
+	private void assertEveryReadingOperationFails(IdempotencyKey key, OwnerToken token) {
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.complete(key, token, this.response, TTL));
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.release(key, token));
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.extend(key, token, LEASE));
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(key));
+	}
+
+	@Test
+	@Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+	void unreachableRedisIsAStoreException() throws IOException {
+		int port;
+		try (ServerSocket socket = new ServerSocket(0)) {
+			port = socket.getLocalPort();
+		}
+		LettuceClientConfiguration clientConfiguration = LettuceClientConfiguration.builder()
+			.commandTimeout(Duration.ofMillis(500))
+			.shutdownTimeout(Duration.ZERO)
+			.clientOptions(ClientOptions.builder()
+				.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofMillis(500)).build())
+				.build())
+			.build();
+		LettuceConnectionFactory unreachable = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", port), clientConfiguration);
+		unreachable.afterPropertiesSet();
+		unreachable.start();
+		try {
+			IdempotencyStore down = new RedisIdempotencyStore(unreachable);
+			IdempotencyKey key = newKey();
+			OwnerToken token = OwnerToken.generate();
+			List<Consumer<IdempotencyStore>> operations = List.of(
+					(store) -> store.acquire(key, this.fingerprint, token, LEASE, TTL),
+					(store) -> store.complete(key, token, this.response, TTL), (store) -> store.release(key, token),
+					(store) -> store.extend(key, token, LEASE), (store) -> store.find(key),
+					(store) -> store.evict(key));
+			for (Consumer<IdempotencyStore> operation : operations) {
+				assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> operation.accept(down))
+					.withMessageContaining("Redis could not answer");
+			}
+		}
+		finally {
+			unreachable.destroy();
+		}
+	}
+
+	private void acquire(IdempotencyKey key, OwnerToken token) {
+		assertThat(this.store.acquire(key, this.fingerprint, token, LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+	}
+
+	private byte[] record(char state, RequestFingerprint fingerprint, OwnerToken token, byte[] response) {
+		String time = String.format("%016d", 1_700_000_000_000L);
+		byte[] header = (state + time + time).getBytes(StandardCharsets.US_ASCII);
+		byte[] value = new byte[81 + response.length];
+		System.arraycopy(header, 0, value, 0, 33);
+		System.arraycopy(fingerprint.toByteArray(), 0, value, 33, 32);
+		System.arraycopy(token.toBytes(), 0, value, 65, 16);
+		System.arraycopy(response, 0, value, 81, response.length);
+		return value;
+	}
+
+	private boolean exists(String redisKey) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			return Boolean.TRUE.equals(connection.keyCommands().exists(RedisTestServer.bytes(redisKey)));
+		}
+	}
+
+	private byte[] get(IdempotencyKey key) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			byte[] value = connection.stringCommands().get(this.store.redisKey(key));
+			assertThat(value).isNotNull();
+			return value;
+		}
+	}
+
+	private void set(IdempotencyKey key, byte[] value) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			connection.stringCommands().set(this.store.redisKey(key), value, Expiration.from(TTL), SetOption.upsert());
+		}
+	}
+
+	private long pttl(IdempotencyKey key) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Long pttl = connection.keyCommands().pTtl(this.store.redisKey(key));
+			assertThat(pttl).isNotNull();
+			return pttl;
+		}
+	}
+
+	private Instant redisTime() {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Long millis = connection.serverCommands().time();
+			assertThat(millis).isNotNull();
+			return Instant.ofEpochMilli(millis);
+		}
+	}
+
+	private static long digits(byte[] value, int offset) {
+		String text = new String(value, offset, 16, StandardCharsets.US_ASCII);
+		assertThat(text).matches("[0-9]{16}");
+		return Long.parseLong(text);
+	}
+
+	private static IdempotencyKey newKey() {
+		return new IdempotencyKey("scope", "key-" + UUID.randomUUID());
+	}
+
+	private static RequestFingerprint fingerprint(String request) {
+		try {
+			return RequestFingerprint.of(MessageDigest.getInstance("SHA-256").digest(RedisTestServer.bytes(request)));
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static String sha1OfScript(String name) {
+		try (InputStream in = RedisIdempotencyStore.class.getResourceAsStream(name + ".lua")) {
+			assertThat(in).as("script %s", name).isNotNull();
+			return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(in.readAllBytes()));
+		}
+		catch (IOException | NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
