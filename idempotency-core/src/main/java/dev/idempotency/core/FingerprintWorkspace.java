@@ -1,0 +1,232 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.core;
+
+import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Reusable state of one fingerprint computation: a SHA-256 digest and the buffers the
+ * framing and the canonical JSON form are written into.
+ * <p>
+ * Workspaces are pooled instead of kept in thread locals so that virtual threads, which
+ * are created per request, reuse them too. A workspace belongs to one thread between
+ * {@link #acquire()} and {@link #release(FingerprintWorkspace)}; the pool itself is
+ * lock-free and bounded, and a miss simply creates a new workspace.
+ *
+ * @author Idempotency contributors
+ */
+final class FingerprintWorkspace {
+
+	/**
+	 * Buffers larger than this are dropped when a workspace returns to the pool, so that
+	 * one unusually large request does not pin memory for the life of the application.
+	 */
+	static final int MAX_RETAINED_BYTES = 64 * 1024;
+
+	private static final int POOL_SIZE = poolSize();
+
+	private static final AtomicReferenceArray<FingerprintWorkspace> POOL = new AtomicReferenceArray<>(POOL_SIZE);
+
+	private static final MessageDigest PROTOTYPE = Sha256.newDigest();
+
+	private static final int INITIAL_MEMBERS = 16;
+
+	final MessageDigest digest;
+
+	/**
+	 * The framing of the request parts that precede the body.
+	 */
+	final FingerprintBuffer frame = new FingerprintBuffer();
+
+	/**
+	 * The canonical form of a JSON body.
+	 */
+	final FingerprintBuffer json = new FingerprintBuffer();
+
+	/**
+	 * Copy of the body when it is handed to the JSON parser.
+	 */
+	byte[] body = new byte[0];
+
+	/**
+	 * Room to reorder the members of one object.
+	 */
+	byte[] scratch = new byte[0];
+
+	/**
+	 * Room to read a member name into.
+	 */
+	char[] chars = new char[64];
+
+	/**
+	 * Stack of the members of the objects being canonicalised: the name, and where the
+	 * member's canonical bytes start and end in {@link #json} (both -1 when excluded).
+	 */
+	String[] memberNames = new String[INITIAL_MEMBERS];
+
+	int[] memberStarts = new int[INITIAL_MEMBERS];
+
+	int[] memberEnds = new int[INITIAL_MEMBERS];
+
+	/**
+	 * Member indexes being sorted, and the merge sort's temporary space.
+	 */
+	int[] order = new int[INITIAL_MEMBERS];
+
+	int[] orderTemp = new int[INITIAL_MEMBERS];
+
+	private FingerprintWorkspace() {
+		this.digest = newDigest();
+	}
+
+	private static MessageDigest newDigest() {
+		try {
+			// cloning skips the provider lookup of MessageDigest.getInstance
+			return (MessageDigest) PROTOTYPE.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			return Sha256.newDigest();
+		}
+	}
+
+	private static int poolSize() {
+		int processors = Runtime.getRuntime().availableProcessors();
+		return Math.min(64, Math.max(4, processors * 2));
+	}
+
+	/**
+	 * Take a workspace from the pool or create one.
+	 * @return a workspace owned by the caller until released
+	 */
+	static FingerprintWorkspace acquire() {
+		int start = (System.identityHashCode(Thread.currentThread()) & Integer.MAX_VALUE) % POOL_SIZE;
+		for (int i = 0; i < POOL_SIZE; i++) {
+			int slot = (start + i) % POOL_SIZE;
+			if (POOL.get(slot) != null) {
+				FingerprintWorkspace workspace = POOL.getAndSet(slot, null);
+				if (workspace != null) {
+					return workspace;
+				}
+			}
+		}
+		return new FingerprintWorkspace();
+	}
+
+	/**
+	 * Return a workspace to the pool, or let it be collected if the pool is full.
+	 * @param workspace the workspace, no longer used by the caller
+	 */
+	static void release(FingerprintWorkspace workspace) {
+		workspace.clear();
+		int start = (System.identityHashCode(Thread.currentThread()) & Integer.MAX_VALUE) % POOL_SIZE;
+		for (int i = 0; i < POOL_SIZE; i++) {
+			if (POOL.compareAndSet((start + i) % POOL_SIZE, null, workspace)) {
+				return;
+			}
+		}
+	}
+
+	/**
+	 * Return an array of at least the given size for a copy of the body.
+	 * @param size the body size
+	 * @return the array
+	 */
+	byte[] body(int size) {
+		if (this.body.length < size) {
+			this.body = new byte[size];
+		}
+		return this.body;
+	}
+
+	/**
+	 * Return scratch space of at least the given size.
+	 * @param size the size needed
+	 * @return the array
+	 */
+	byte[] scratch(int size) {
+		if (this.scratch.length < size) {
+			this.scratch = new byte[Math.max(size, Math.min(MAX_RETAINED_BYTES, this.scratch.length << 1))];
+		}
+		return this.scratch;
+	}
+
+	/**
+	 * Return room for a name of the given length.
+	 * @param size the number of characters
+	 * @return the array
+	 */
+	char[] chars(int size) {
+		if (this.chars.length < size) {
+			this.chars = new char[Math.max(size, this.chars.length << 1)];
+		}
+		return this.chars;
+	}
+
+	/**
+	 * Make room for one more member on the member stack.
+	 * @param top the current number of members on the stack
+	 */
+	void ensureMembers(int top) {
+		if (top == this.memberNames.length) {
+			int grown = top << 1;
+			this.memberNames = Arrays.copyOf(this.memberNames, grown);
+			this.memberStarts = Arrays.copyOf(this.memberStarts, grown);
+			this.memberEnds = Arrays.copyOf(this.memberEnds, grown);
+		}
+	}
+
+	/**
+	 * Make room to sort the given number of members.
+	 * @param count the number of members
+	 */
+	void ensureOrder(int count) {
+		if (this.order.length < count) {
+			int size = Math.max(count, this.order.length << 1);
+			this.order = new int[size];
+			this.orderTemp = new int[size];
+		}
+	}
+
+	private void clear() {
+		this.digest.reset();
+		this.frame.trim(MAX_RETAINED_BYTES);
+		this.json.trim(MAX_RETAINED_BYTES);
+		if (this.body.length > MAX_RETAINED_BYTES) {
+			this.body = new byte[0];
+		}
+		if (this.scratch.length > MAX_RETAINED_BYTES) {
+			this.scratch = new byte[0];
+		}
+		if (this.chars.length > MAX_RETAINED_BYTES) {
+			this.chars = new char[64];
+		}
+		// member names reference request data: drop them so they can be collected
+		Arrays.fill(this.memberNames, null);
+		if (this.memberNames.length > MAX_RETAINED_BYTES / 8) {
+			this.memberNames = new String[INITIAL_MEMBERS];
+			this.memberStarts = new int[INITIAL_MEMBERS];
+			this.memberEnds = new int[INITIAL_MEMBERS];
+		}
+		if (this.order.length > MAX_RETAINED_BYTES / 8) {
+			this.order = new int[INITIAL_MEMBERS];
+			this.orderTemp = new int[INITIAL_MEMBERS];
+		}
+	}
+
+}

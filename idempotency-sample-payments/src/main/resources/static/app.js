@@ -1,0 +1,83 @@
+// The double-click story of the design notes, in the browser. Plain JavaScript, no build.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+let accountId = null;
+
+function authorization() {
+  return 'Basic ' + btoa($('user').value + ':' + $('password').value);
+}
+
+function newKey() {
+  return (crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random()).toString();
+}
+
+async function call(method, path, { body, key, headers } = {}) {
+  const all = { Authorization: authorization(), ...(headers || {}) };
+  if (body !== undefined) all['Content-Type'] = 'application/json';
+  if (key) all['Idempotency-Key'] = key;
+  const response = await fetch(path, { method, headers: all, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, replayed: response.headers.get('Idempotent-Replayed'), text };
+}
+
+function show(label, result) {
+  const row = document.createElement('tr');
+  row.innerHTML = '<td></td><td></td><td></td><td class="body"></td>';
+  row.children[0].textContent = label;
+  row.children[1].textContent = result.status;
+  row.children[2].textContent = result.replayed || '';
+  row.children[3].textContent = result.text;
+  row.dataset.status = result.status;
+  row.dataset.replayed = result.replayed || '';
+  $('results').appendChild(row);
+}
+
+async function refreshBalance() {
+  const result = await call('GET', '/accounts/' + accountId);
+  const account = JSON.parse(result.text);
+  const payments = JSON.parse((await call('GET', '/payments?accountId=' + accountId)).text);
+  $('balance').innerHTML = '';
+  const text = document.createElement('span');
+  text.className = 'ok';
+  text.id = 'balance-value';
+  text.dataset.balance = account.balance;
+  text.dataset.payments = payments.length;
+  text.textContent = `Balance ${(account.balance / 100).toFixed(2)} ${account.currency} after ${payments.length} payment(s).`;
+  $('balance').appendChild(text);
+}
+
+$('open-account').addEventListener('click', async () => {
+  const result = await call('POST', '/accounts', { key: newKey(), body: { currency: 'EUR', initialBalance: 10000 } });
+  if (result.status !== 201) {
+    $('account').textContent = 'Could not open an account: ' + result.status + ' ' + result.text;
+    return;
+  }
+  accountId = JSON.parse(result.text).id;
+  $('account').textContent = 'Account ' + accountId + ' opened with 100.00 EUR.';
+  $('account').dataset.id = accountId;
+  $('pay').disabled = false;
+  await refreshBalance();
+});
+
+$('pay').addEventListener('click', async () => {
+  const key = newKey();
+  const body = { accountId, amount: Number($('amount').value), currency: 'EUR', description: $('description').value };
+  $('results').innerHTML = '';
+  if ($('network-retry').checked) {
+    // the first request is slow; the client gives up waiting and retries with the same key
+    const first = call('POST', '/payments', { key, body, headers: { 'Demo-Gateway-Delay-Ms': '1500' } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    show('retry while in flight', await call('POST', '/payments', { key, body }));
+    show('first request', await first);
+    show('retry after completion', await call('POST', '/payments', { key, body }));
+  }
+  else {
+    // a double click: two identical requests at once
+    const [a, b] = await Promise.all([call('POST', '/payments', { key, body }), call('POST', '/payments', { key, body })]);
+    show('click 1', a);
+    show('click 2', b);
+    show('retry', await call('POST', '/payments', { key, body }));
+  }
+  await refreshBalance();
+});

@@ -1,0 +1,165 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.jdbc;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
+import org.flywaydb.core.api.MigrationInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for {@link JdbcIdempotencySchemaInitializer} on a real PostgreSQL server, next to
+ * an application that migrates its own tables with Flyway.
+ *
+ * @author Idempotency contributors
+ */
+class JdbcIdempotencySchemaInitializerIT {
+
+	private static final String APPLICATION_MIGRATIONS = "classpath:dev/idempotency/spring/store/jdbc/application-migration";
+
+	private PostgresTestDatabase database;
+
+	private JdbcTemplate jdbc;
+
+	@BeforeEach
+	void createSchema() {
+		this.database = PostgresTestDatabase.create("idem_jdbc_init");
+		this.jdbc = new JdbcTemplate(this.database.dataSource());
+	}
+
+	@AfterEach
+	void dropSchema() {
+		this.database.close();
+	}
+
+	@Test
+	void createsTheTableInAnEmptySchema() {
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+		assertThat(tables()).containsExactlyInAnyOrder("idempotency_record", "idempotency_schema_history");
+		assertThat(indexes()).contains("idempotency_record_pkey", "idempotency_record_expires_at_idx");
+	}
+
+	@Test
+	void livesNextToTheApplicationsOwnFlywayHistory() {
+		Flyway application = applicationFlyway(APPLICATION_MIGRATIONS);
+		assertThat(application.migrate().migrationsExecuted).isEqualTo(2);
+
+		JdbcIdempotencySchemaInitializer initializer = new JdbcIdempotencySchemaInitializer(this.database.dataSource());
+		initializer.initialize();
+		initializer.initialize();
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+
+		assertThat(tables()).containsExactlyInAnyOrder("payment", "flyway_schema_history", "idempotency_record",
+				"idempotency_schema_history");
+		// the library's version 1 ran although the application is at version 2 already
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL");
+		assertThat(history("flyway_schema_history")).containsExactly("1:SQL", "2:SQL");
+		// the application's Flyway still validates and sees nothing of the library
+		Flyway again = applicationFlyway(APPLICATION_MIGRATIONS);
+		again.validate();
+		assertThat(again.migrate().migrationsExecuted).isZero();
+		assertThat(again.info().applied()).extracting(MigrationInfo::getScript)
+			.containsExactly("V1__create_payment.sql", "V2__add_payment_currency.sql");
+	}
+
+	@Test
+	void mustRunAfterTheApplicationsFlywayBecauseFlywayRefusesANonEmptySchema() {
+		// why the auto-configuration orders the library's migration after the
+		// application's
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+		assertThatExceptionOfType(FlywayException.class)
+			.isThrownBy(() -> applicationFlyway(APPLICATION_MIGRATIONS).migrate())
+			.withMessageContaining("non-empty schema");
+	}
+
+	@Test
+	void adoptsATableCreatedByHandFromTheDocumentedDdl() {
+		this.jdbc.execute("""
+				CREATE TABLE idempotency_record (
+					created_at timestamptz NOT NULL,
+					lease_expires_at timestamptz,
+					expires_at timestamptz NOT NULL,
+					owner_token uuid NOT NULL,
+					status char(1) NOT NULL,
+					id bytea NOT NULL PRIMARY KEY,
+					fingerprint bytea NOT NULL,
+					scope text NOT NULL,
+					idem_key text NOT NULL,
+					response bytea)""");
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL");
+		assertThat(indexes()).contains("idempotency_record_expires_at_idx");
+	}
+
+	@Test
+	void concurrentInitializationsApplyTheMigrationOnce() throws Exception {
+		List<Thread> threads = new ArrayList<>();
+		List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+		for (int i = 0; i < 4; i++) {
+			Thread thread = new Thread(() -> {
+				try {
+					new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+				}
+				catch (Throwable ex) {
+					failures.add(ex);
+				}
+			});
+			threads.add(thread);
+			thread.start();
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		assertThat(failures).isEmpty();
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL");
+	}
+
+	private Flyway applicationFlyway(String location) {
+		return Flyway.configure(getClass().getClassLoader())
+			.dataSource(this.database.dataSource())
+			.locations(location)
+			.load();
+	}
+
+	private List<String> tables() {
+		return this.jdbc.queryForList(
+				"SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()", String.class);
+	}
+
+	private List<String> indexes() {
+		return this.jdbc.queryForList("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()",
+				String.class);
+	}
+
+	private List<String> history(String table) {
+		return this.jdbc.queryForList(
+				"SELECT coalesce(version, '-') || ':' || type FROM " + table + " WHERE success ORDER BY installed_rank",
+				String.class);
+	}
+
+}

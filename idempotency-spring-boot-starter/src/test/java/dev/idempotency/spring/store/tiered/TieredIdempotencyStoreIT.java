@@ -1,0 +1,224 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.tiered;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyStatus;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.AbstractIdempotencyStoreTests;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
+import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import dev.idempotency.spring.test.TestServers;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@link TieredIdempotencyStore} over a real Redis and a real PostgreSQL: the store
+ * contract, a Redis that loses its data and a Redis that cannot be reached.
+ *
+ * @author Idempotency contributors
+ */
+class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
+
+	private static final String SCHEMA = "idem_tiered_it";
+
+	private static final String PREFIX = "idem-tiered-it-" + UUID.randomUUID() + ":";
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration TTL = Duration.ofMinutes(10);
+
+	private static final StoredResponse RESPONSE = new StoredResponse(201,
+			List.of(new HttpHeader("Content-Type", "application/json")),
+			"{\"payment\":\"p-1\"}".getBytes(StandardCharsets.UTF_8));
+
+	private static LettuceConnectionFactory redis;
+
+	private static HikariDataSource dataSource;
+
+	private FaultInjectingStore fast;
+
+	private FaultInjectingStore durable;
+
+	@BeforeAll
+	static void connect() {
+		redis = TestServers.redis().connectionFactory();
+		dataSource = TestServers.postgres().dataSource(SCHEMA);
+		new JdbcIdempotencySchemaInitializer(dataSource).initialize();
+	}
+
+	@AfterAll
+	static void cleanUp() {
+		try {
+			deleteRedisKeys();
+			TestServers.Postgres.dropSchema(dataSource, SCHEMA);
+		}
+		finally {
+			dataSource.close();
+			redis.destroy();
+		}
+	}
+
+	@Override
+	protected IdempotencyStore createStore() {
+		RedisIdempotencyStore redisStore = new RedisIdempotencyStore(redis);
+		redisStore.setKeyPrefix(PREFIX);
+		this.fast = new FaultInjectingStore("redis", redisStore, null);
+		this.durable = new FaultInjectingStore("postgresql", new JdbcIdempotencyStore(dataSource), null);
+		return new TieredIdempotencyStore(this.fast, this.durable);
+	}
+
+	@Test
+	void redisDataLostReplaysFromPostgresqlAndRewarmsRedis() {
+		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(3);
+		OwnerToken token = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint, token, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(store().complete(key, token, RESPONSE, TTL)).isTrue();
+		deleteRedisKeys();
+		this.fast.resetCalls();
+		this.durable.resetCalls();
+		assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+				AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.durable.totalCalls()).isOne();
+		assertThat(this.fast.calls("complete")).isOne();
+		assertThat(this.fast.find(key)).get()
+			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+		this.fast.resetCalls();
+		this.durable.resetCalls();
+		assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+				AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.fast.totalCalls()).isOne();
+		assertThat(this.durable.totalCalls()).isZero();
+	}
+
+	@Test
+	void redisDataLostWhileProcessingAnswersInProgress() {
+		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(4);
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		deleteRedisKeys();
+		assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(this.fast.find(key)).isEmpty();
+		assertThat(store().complete(key, owner, RESPONSE, TTL)).isTrue();
+		assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+	}
+
+	@Test
+	void unreachableRedisFallsBackToPostgresqlAndOpensBreaker() throws IOException {
+		LettuceConnectionFactory unreachable = unreachableRedis();
+		try {
+			RedisIdempotencyStore redisStore = new RedisIdempotencyStore(unreachable);
+			redisStore.setKeyPrefix(PREFIX);
+			FaultInjectingStore deadFast = new FaultInjectingStore("redis", redisStore, null);
+			TieredIdempotencyStore tiered = new TieredIdempotencyStore(deadFast, this.durable);
+			List<String> transitions = new ArrayList<>();
+			tiered.setListener(new TieredStoreListener() {
+
+				@Override
+				public void onBreakerStateChange(CircuitBreakerState from, CircuitBreakerState to) {
+					transitions.add(from + "->" + to);
+				}
+
+			});
+			RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(5);
+			for (int i = 0; i < 3; i++) {
+				IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+				OwnerToken token = OwnerToken.generate();
+				assertThat(tiered.acquire(key, fingerprint, token, LEASE, TTL))
+					.isEqualTo(new AcquireResult.Acquired(token));
+			}
+			assertThat(tiered.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.OPEN);
+			assertThat(transitions).containsExactly("CLOSED->OPEN");
+			deadFast.resetCalls();
+			IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+			OwnerToken token = OwnerToken.generate();
+			assertThat(tiered.acquire(key, fingerprint, token, LEASE, TTL))
+				.isEqualTo(new AcquireResult.Acquired(token));
+			assertThat(tiered.complete(key, token, RESPONSE, TTL)).isTrue();
+			assertThat(tiered.acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+					AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+			assertThat(deadFast.totalCalls()).isZero();
+		}
+		finally {
+			unreachable.destroy();
+		}
+	}
+
+	private static LettuceConnectionFactory unreachableRedis() throws IOException {
+		int port;
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			port = socket.getLocalPort();
+		}
+		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+			.commandTimeout(Duration.ofMillis(500))
+			.clientOptions(ClientOptions.builder()
+				.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofMillis(500)).build())
+				.build())
+			.build();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration("127.0.0.1", port), client);
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	private static void deleteRedisKeys() {
+		try (RedisConnection connection = redis.getConnection()) {
+			List<byte[]> keys = new ArrayList<>();
+			ScanOptions options = ScanOptions.scanOptions().match(PREFIX + "*").count(1000).build();
+			try (Cursor<byte[]> cursor = connection.keyCommands().scan(options)) {
+				cursor.forEachRemaining(keys::add);
+			}
+			if (!keys.isEmpty()) {
+				connection.keyCommands().del(keys.toArray(new byte[0][]));
+			}
+		}
+	}
+
+}

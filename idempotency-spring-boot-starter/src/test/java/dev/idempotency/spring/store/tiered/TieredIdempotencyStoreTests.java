@@ -1,0 +1,601 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.tiered;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.engine.CompletionOutcome;
+import dev.idempotency.core.engine.Decision;
+import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tests for {@link TieredIdempotencyStore} over two in-memory stores with injected
+ * faults.
+ *
+ * @author Idempotency contributors
+ */
+class TieredIdempotencyStoreTests {
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration TTL = Duration.ofHours(1);
+
+	private static final StoredResponse RESPONSE = new StoredResponse(201,
+			List.of(new HttpHeader("Content-Type", "application/json")),
+			"{\"id\":42}".getBytes(StandardCharsets.UTF_8));
+
+	private static final AtomicInteger keys = new AtomicInteger();
+
+	private final List<String> journal = Collections.synchronizedList(new ArrayList<>());
+
+	private final InMemoryIdempotencyStore fastMemory = new InMemoryIdempotencyStore();
+
+	private final InMemoryIdempotencyStore durableMemory = new InMemoryIdempotencyStore();
+
+	private final FaultInjectingStore fast = new FaultInjectingStore("fast", this.fastMemory, this.journal);
+
+	private final FaultInjectingStore durable = new FaultInjectingStore("durable", this.durableMemory, this.journal);
+
+	private final MutableClock clock = new MutableClock();
+
+	private final RecordingListener listener = new RecordingListener();
+
+	private final TieredIdempotencyStore store = new TieredIdempotencyStore(this.fast, this.durable);
+
+	private final IdempotencyKey key = newKey();
+
+	private final RequestFingerprint fingerprint = fingerprint(1);
+
+	@BeforeEach
+	void setUp() {
+		this.store.setClock(this.clock);
+		this.store.setListener(this.listener);
+	}
+
+	@Test
+	void firstRequestClaimsBothTiersAndCompletesDurableFirst() {
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(this.store.complete(this.key, token, RESPONSE, TTL)).isTrue();
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.acquire", "durable.complete",
+				"fast.complete");
+		assertThat(this.fastMemory.find(this.key)).get()
+			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+		assertThat(this.durableMemory.find(this.key)).get()
+			.satisfies((record) -> assertThat(record.response()).isEqualTo(RESPONSE));
+		assertThat(this.listener.fallbacks).isEmpty();
+	}
+
+	@Test
+	void hotReplayTouchesOnlyFastTier() {
+		completeFirstRequest();
+		this.journal.clear();
+		AcquireResult result = this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(result).isInstanceOfSatisfying(AcquireResult.Replay.class,
+				(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void replayAfterFastTierLostTheRecordComesFromDurableTierAndRewarmsIt() {
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		this.journal.clear();
+		AcquireResult result = this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(result).isInstanceOfSatisfying(AcquireResult.Replay.class,
+				(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.acquire", "fast.complete");
+		IdempotencyRecord durableRecord = this.durableMemory.find(this.key).orElseThrow();
+		IdempotencyRecord fastRecord = this.fastMemory.find(this.key).orElseThrow();
+		assertThat(fastRecord.response()).isEqualTo(RESPONSE);
+		assertThat(fastRecord.expiresAt()).isBeforeOrEqualTo(durableRecord.expiresAt().plusSeconds(1));
+		assertThat(fastRecord.expiresAt()).isAfter(durableRecord.expiresAt().minusSeconds(60));
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void handlerRunsOnceThroughEngineWhenFastTierLosesItsData() {
+		IdempotencyPolicy policy = IdempotencyPolicy.defaults();
+		try (IdempotencyEngine engine = new IdempotencyEngine(this.store)) {
+			Decision first = engine.begin(this.key, this.fingerprint, policy);
+			assertThat(first).isInstanceOf(Decision.Execute.class);
+			CompletionOutcome outcome = ((Decision.Execute) first).execution().complete(RESPONSE);
+			assertThat(outcome).isNotNull();
+			this.fastMemory.evict(this.key);
+			Decision retry = engine.begin(this.key, this.fingerprint, policy);
+			assertThat(retry).isInstanceOfSatisfying(Decision.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		}
+	}
+
+	@Test
+	void rewarmIsCappedByFastTtl() {
+		this.store.setFastTtl(Duration.ofMinutes(1));
+		completeFirstRequest();
+		Instant cap = Instant.now().plus(Duration.ofMinutes(1)).plusSeconds(5);
+		assertThat(this.fastMemory.find(this.key).orElseThrow().expiresAt()).isBefore(cap);
+		assertThat(this.durableMemory.find(this.key).orElseThrow().expiresAt()).isAfter(cap);
+		this.fastMemory.evict(this.key);
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.fastMemory.find(this.key).orElseThrow().expiresAt()).isBefore(cap);
+	}
+
+	@Test
+	void rewarmReleasesFastClaimWhenRecordHasNoTimeLeft() {
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		// by the application's clock the durable record has already expired
+		this.clock.advance(TTL.plusMinutes(1));
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.acquire", "fast.release");
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+	}
+
+	@Test
+	void fastTierInProgressAnswersWithoutDurableTier() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void mismatchIsConfirmedByDurableTier() {
+		completeFirstRequest();
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, fingerprint(2), OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Mismatch.class);
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.acquire");
+		assertThat(this.fastMemory.find(this.key)).isPresent();
+	}
+
+	@Test
+	void staleFastClaimWithOtherFingerprintDoesNotRefuseFreedKey() {
+		// a claim whose release never reached the fast tier
+		this.fastMemory.acquire(this.key, fingerprint(2), OwnerToken.generate(), LEASE, TTL);
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		assertThat(this.store.complete(this.key, token, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void fastRecordLostWhileProcessingAnswersInProgressAndUndoesFastClaim() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.fastMemory.evict(this.key);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.acquire", "fast.release");
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		// the owner still completes; the next request re-warms the fast tier
+		assertThat(this.store.complete(this.key, owner, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.fastMemory.find(this.key).orElseThrow().status()).isEqualTo(IdempotencyStatus.COMPLETED);
+	}
+
+	@Test
+	void fastTierDownFallsBackToDurableTierAndOpensBreaker() {
+		this.fast.setDown(true);
+		for (int i = 0; i < 3; i++) {
+			assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.CLOSED);
+			OwnerToken token = OwnerToken.generate();
+			IdempotencyKey other = newKey();
+			assertThat(this.store.acquire(other, this.fingerprint, token, LEASE, TTL))
+				.isEqualTo(new AcquireResult.Acquired(token));
+		}
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.OPEN);
+		assertThat(this.listener.transitions).containsExactly("CLOSED->OPEN");
+		assertThat(this.listener.fallbacks).containsExactly("acquire:failed", "acquire:failed", "acquire:failed");
+		this.fast.resetCalls();
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(this.store.extend(this.key, token, LEASE)).isTrue();
+		assertThat(this.store.complete(this.key, token, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.fast.totalCalls()).isZero();
+		assertThat(this.listener.fallbacks).endsWith("acquire:skipped", "extend:skipped", "complete:skipped",
+				"acquire:skipped");
+	}
+
+	@Test
+	void halfOpenTrialClosesBreakerOnceFastTierRecovers() {
+		openBreaker();
+		this.fast.setDown(false);
+		this.clock.advance(Duration.ofSeconds(4));
+		this.fast.resetCalls();
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(this.fast.totalCalls()).isZero();
+		this.clock.advance(Duration.ofSeconds(1));
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(this.fast.calls("acquire")).isOne();
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.CLOSED);
+		assertThat(this.listener.transitions).containsExactly("CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->CLOSED");
+		this.store.complete(this.key, token, RESPONSE, TTL);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void failedHalfOpenTrialOpensBreakerAgain() {
+		openBreaker();
+		this.clock.advance(Duration.ofSeconds(5));
+		this.fast.resetCalls();
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(this.fast.calls("acquire")).isOne();
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.OPEN);
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(this.fast.calls("acquire")).isOne();
+		assertThat(this.listener.transitions).containsExactly("CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN");
+	}
+
+	@Test
+	void successResetsConsecutiveFailures() {
+		this.fast.setDown(true);
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(this.store.getConsecutiveFastFailures()).isEqualTo(2);
+		this.fast.setDown(false);
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(this.store.getConsecutiveFastFailures()).isZero();
+		this.fast.setDown(true);
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.CLOSED);
+	}
+
+	@Test
+	void failureThresholdIsConfigurable() {
+		this.store.setFailureThreshold(1);
+		this.fast.setDown(true);
+		this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.OPEN);
+	}
+
+	@Test
+	void keyClaimedWhileBreakerWasOpenIsNotDuplicatedAfterItCloses() {
+		openBreaker();
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(owner));
+		this.fast.setDown(false);
+		this.clock.advance(Duration.ofSeconds(5));
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.CLOSED);
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		assertThat(this.store.extend(this.key, owner, LEASE)).isTrue();
+		assertThat(this.store.complete(this.key, owner, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void durableTierDownFailsAcquireAndReleasesFastClaim() {
+		this.durable.setDown(true);
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.acquire", "fast.release");
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.CLOSED);
+		assertThat(this.listener.fallbacks).isEmpty();
+	}
+
+	@Test
+	void bothTiersDownFailsAcquire() {
+		this.fast.setDown(true);
+		this.durable.setDown(true);
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+	}
+
+	@Test
+	void hotReplayIsServedWhileDurableTierIsDown() {
+		completeFirstRequest();
+		this.durable.setDown(true);
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+	}
+
+	@Test
+	void fencedDurableCompletionReturnsFalseAndLeavesFastTierAlone() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		// another caller has taken the durable record over
+		this.durableMemory.evict(this.key);
+		this.durableMemory.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		this.journal.clear();
+		assertThat(this.store.complete(this.key, owner, RESPONSE, TTL)).isFalse();
+		assertThat(this.journal).containsExactly("durable.complete");
+		assertThat(this.fastMemory.find(this.key).orElseThrow().status()).isEqualTo(IdempotencyStatus.PROCESSING);
+	}
+
+	@Test
+	void durableCompletionFailureIsThrownAndLeavesFastTierAlone() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.durable.setFailing("complete", true);
+		this.journal.clear();
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.complete(this.key, owner, RESPONSE, TTL));
+		assertThat(this.journal).containsExactly("durable.complete");
+	}
+
+	@Test
+	void fastCompletionFailureIsSwallowedAndLeftClaimLapses() {
+		Duration lease = Duration.ofMillis(300);
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, lease, TTL);
+		this.fast.setFailing("complete", true);
+		assertThat(this.store.complete(this.key, owner, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.getConsecutiveFastFailures()).isOne();
+		assertThat(this.listener.fallbacks).containsExactly("complete:failed");
+		this.fast.setFailing("complete", false);
+		// the fast tier still holds the claim: duplicates are told to retry, never run
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), lease, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(
+					() -> assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), lease, TTL))
+						.isInstanceOf(AcquireResult.Replay.class));
+		assertThat(this.fastMemory.find(this.key).orElseThrow().status()).isEqualTo(IdempotencyStatus.COMPLETED);
+	}
+
+	@Test
+	void fastCompletionThatFindsNoClaimIsIgnored() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.fastMemory.evict(this.key);
+		assertThat(this.store.complete(this.key, owner, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.getConsecutiveFastFailures()).isZero();
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+	}
+
+	@Test
+	void releaseFreesBothTiers() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.journal.clear();
+		assertThat(this.store.release(this.key, owner)).isTrue();
+		assertThat(this.journal).containsExactly("durable.release", "fast.release");
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		assertThat(this.durableMemory.find(this.key)).isEmpty();
+		OwnerToken next = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, fingerprint(2), next, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(next));
+	}
+
+	@Test
+	void releaseAnswerIsDurableTiers() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.durableMemory.evict(this.key);
+		assertThat(this.store.release(this.key, owner)).isFalse();
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+	}
+
+	@Test
+	void releaseSurvivesFastTierFailure() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.fast.setFailing("release", true);
+		assertThat(this.store.release(this.key, owner)).isTrue();
+		assertThat(this.listener.fallbacks).containsExactly("release:failed");
+	}
+
+	@Test
+	void releaseFailureOfDurableTierIsThrown() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.durable.setFailing("release", true);
+		this.journal.clear();
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.release(this.key, owner));
+		assertThat(this.journal).containsExactly("durable.release");
+	}
+
+	@Test
+	void extendExtendsBothTiers() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, Duration.ofSeconds(1), TTL);
+		Instant before = this.fastMemory.find(this.key).orElseThrow().leaseExpiresAt();
+		this.journal.clear();
+		assertThat(this.store.extend(this.key, owner, LEASE)).isTrue();
+		assertThat(this.journal).containsExactly("durable.extend", "fast.extend");
+		assertThat(this.fastMemory.find(this.key).orElseThrow().leaseExpiresAt()).isAfter(before);
+	}
+
+	@Test
+	void extendRejectedByDurableTierLeavesFastTierAlone() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.durableMemory.evict(this.key);
+		this.journal.clear();
+		assertThat(this.store.extend(this.key, owner, LEASE)).isFalse();
+		assertThat(this.journal).containsExactly("durable.extend");
+	}
+
+	@Test
+	void extendFailureOfDurableTierIsThrownAndLeavesFastTierAlone() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.durable.setFailing("extend", true);
+		this.journal.clear();
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.extend(this.key, owner, LEASE));
+		assertThat(this.journal).containsExactly("durable.extend");
+	}
+
+	@Test
+	void extendSurvivesFastTierFailure() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.fast.setFailing("extend", true);
+		assertThat(this.store.extend(this.key, owner, LEASE)).isTrue();
+		assertThat(this.listener.fallbacks).containsExactly("extend:failed");
+	}
+
+	@Test
+	void findReadsDurableTier() {
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.fastMemory.evict(this.key);
+		this.journal.clear();
+		assertThat(this.store.find(this.key)).get().satisfies((record) -> assertThat(record.owner()).isEqualTo(owner));
+		assertThat(this.journal).containsExactly("durable.find");
+	}
+
+	@Test
+	void findFallsBackToFastTierWhenDurableTierFails() {
+		completeFirstRequest();
+		this.durable.setDown(true);
+		assertThat(this.store.find(this.key)).get()
+			.satisfies((record) -> assertThat(record.response()).isEqualTo(RESPONSE));
+		this.fast.setDown(true);
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(this.key))
+			.satisfies((ex) -> assertThat(ex.getSuppressed()).hasSize(1));
+	}
+
+	@Test
+	void evictDeletesFromDurableTierFirstThenFastTier() {
+		completeFirstRequest();
+		this.journal.clear();
+		assertThat(this.store.evict(this.key)).isTrue();
+		assertThat(this.journal).containsExactly("durable.evict", "fast.evict");
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		assertThat(this.durableMemory.find(this.key)).isEmpty();
+		assertThat(this.store.evict(this.key)).isFalse();
+	}
+
+	@Test
+	void evictReportsRecordHeldByOneTierOnly() {
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		assertThat(this.store.evict(this.key)).isTrue();
+		completeFirstRequest();
+		this.durableMemory.evict(this.key);
+		assertThat(this.store.evict(this.key)).isTrue();
+	}
+
+	@Test
+	void evictFailsWhenFastTierFailsEvenWhileBreakerIsOpen() {
+		completeFirstRequest();
+		openBreaker();
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.evict(this.key));
+		assertThat(this.durableMemory.find(this.key)).isEmpty();
+		this.fast.setDown(false);
+		assertThat(this.store.evict(this.key)).isTrue();
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+	}
+
+	private void completeFirstRequest() {
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(this.store.complete(this.key, token, RESPONSE, TTL)).isTrue();
+	}
+
+	private void openBreaker() {
+		this.fast.setDown(true);
+		while (this.store.getCircuitBreakerState() != CircuitBreakerState.OPEN) {
+			this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		}
+	}
+
+	static IdempotencyKey newKey() {
+		return IdempotencyKey.global("tiered-" + keys.incrementAndGet());
+	}
+
+	static RequestFingerprint fingerprint(int seed) {
+		byte[] bytes = new byte[RequestFingerprint.LENGTH];
+		bytes[0] = (byte) seed;
+		return RequestFingerprint.of(bytes);
+	}
+
+	static final class RecordingListener implements TieredStoreListener {
+
+		final List<String> fallbacks = Collections.synchronizedList(new ArrayList<>());
+
+		final List<String> transitions = Collections.synchronizedList(new ArrayList<>());
+
+		@Override
+		public void onFallback(String operation, @Nullable Exception exception) {
+			this.fallbacks.add(operation + ":" + ((exception != null) ? "failed" : "skipped"));
+		}
+
+		@Override
+		public void onBreakerStateChange(CircuitBreakerState from, CircuitBreakerState to) {
+			this.transitions.add(from + "->" + to);
+		}
+
+	}
+
+}

@@ -1,0 +1,1 @@
+ALTER TABLE payment ADD COLUMN currency char(3) NOT NULL DEFAULT 'EUR';
