@@ -17,10 +17,12 @@
 package dev.idempotency.spring.autoconfigure;
 
 import dev.idempotency.core.RequestFingerprinter;
+import dev.idempotency.core.Sha256RequestFingerprinter;
 import dev.idempotency.spring.autoconfigure.PolicyMapper.FingerprintSettings;
 
 /**
- * Creates the default fingerprinter of a policy.
+ * Creates the default fingerprinter of a policy: a {@link Sha256RequestFingerprinter}
+ * with the policy's JSON settings.
  *
  * @author Idempotency contributors
  */
@@ -30,7 +32,12 @@ final class Fingerprinters {
 	}
 
 	static RequestFingerprinter create(FingerprintSettings settings) {
-		throw new IllegalStateException("No default fingerprinter yet for policy '" + settings.policy() + "'");
+		Sha256RequestFingerprinter fingerprinter = new Sha256RequestFingerprinter();
+		fingerprinter.setCanonicalizeJson(settings.canonicalJson());
+		// throws IllegalArgumentException for a malformed pointer: reported with its
+		// property
+		fingerprinter.setExcludedJsonPointers(settings.excludedJsonPointers());
+		return fingerprinter;
 	}
 
 }

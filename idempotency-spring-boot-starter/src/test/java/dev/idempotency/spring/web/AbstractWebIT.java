@@ -43,15 +43,16 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  *
  * @author Idempotency contributors
  */
-@SpringBootTest(classes = ContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = {
-				"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
-						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
-						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-				"idempotency.scope-header=X-Tenant", "idempotency.policies.crash.lock-timeout=500ms",
-				"idempotency.policies.brief.ttl=1s", "idempotency.policies.brief.lock-timeout=300ms",
-				"idempotency.policies.open.on-store-failure=fail-open",
-				"idempotency.policies.small.max-request-body=1KB", "idempotency.policies.small.max-response-body=1KB" })
+@SpringBootTest(classes = ContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
+		"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
+				+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
+				+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+		"idempotency.scope-header=X-Tenant", "idempotency.policies.crash.lock-timeout=500ms",
+		"idempotency.policies.brief.ttl=1s", "idempotency.policies.brief.lock-timeout=300ms",
+		"idempotency.policies.open.on-store-failure=fail-open", "idempotency.policies.small.max-request-body=1KB",
+		"idempotency.policies.small.max-response-body=1KB", "idempotency.fingerprint.headers=X-Account",
+		"idempotency.policies.lenient.fingerprint.excluded-json-pointers=/sentAt",
+		"idempotency.policies.raw.fingerprint.json=raw" })
 abstract class AbstractWebIT {
 
 	static final String KEY = "Idempotency-Key";

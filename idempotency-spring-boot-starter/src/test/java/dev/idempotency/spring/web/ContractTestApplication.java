@@ -27,7 +27,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.core.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -84,11 +83,6 @@ class ContractTestApplication {
 	@Bean
 	HandlerCounter handlerCounter() {
 		return new HandlerCounter();
-	}
-
-	@Bean
-	RequestFingerprinter testFingerprinter() {
-		return new TestFingerprinter();
 	}
 
 	/**
@@ -221,6 +215,18 @@ class ContractTestApplication {
 		@Idempotent
 		Map<String, Object> json(@RequestBody Map<String, Object> body, HttpServletRequest request) {
 			return Map.of("run", this.counter.increment("json", request), "size", body.size());
+		}
+
+		@PostMapping("/json/lenient")
+		@Idempotent("lenient")
+		String jsonLenient(@RequestBody String body, HttpServletRequest request) {
+			return "lenient " + this.counter.increment("lenient", request) + " " + UUID.randomUUID();
+		}
+
+		@PostMapping("/json/raw")
+		@Idempotent("raw")
+		String jsonRaw(@RequestBody String body, HttpServletRequest request) {
+			return "raw " + this.counter.increment("raw", request) + " " + UUID.randomUUID();
 		}
 
 		@PostMapping("/form")
