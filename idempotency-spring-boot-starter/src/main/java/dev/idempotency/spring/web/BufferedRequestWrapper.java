@@ -222,7 +222,9 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 			String name = (equals >= 0) ? pair.substring(0, equals) : pair;
 			String value = (equals >= 0) ? pair.substring(equals + 1) : "";
 			try {
-				form.computeIfAbsent(decode(name, charset), (key) -> new ArrayList<>()).add(decode(value, charset));
+				String decodedName = decode(name, charset);
+				String decodedValue = decode(value, charset);
+				form.computeIfAbsent(decodedName, (key) -> new ArrayList<>()).add(decodedValue);
 			}
 			catch (IllegalArgumentException ex) {
 				// a malformed pair is skipped, as containers do
