@@ -1,0 +1,197 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
+import org.springframework.http.HttpHeaders;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PatchMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.util.ServletRequestPathUtils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link HandlerMappingEndpointResolver} over Spring MVC's real handler
+ * mappings.
+ *
+ * @author Idempotency contributors
+ */
+class HandlerMappingEndpointResolverTests {
+
+	private static final IdempotentEndpoint DEFAULT = new IdempotentEndpoint("default", true);
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class, WebMvcAutoConfiguration.class,
+				DispatcherServletAutoConfiguration.class))
+		.withUserConfiguration(OrderController.class, AccountController.class)
+		.withPropertyValues("idempotency.policies.accounts.ttl=1h");
+
+	@Test
+	void literalAndPatternMappingsAreResolved() {
+		this.runner.run((context) -> {
+			assertThat(resolve(context, "POST", "/orders")).isEqualTo(DEFAULT);
+			assertThat(resolve(context, "POST", "/orders/7/items")).isEqualTo(DEFAULT);
+			assertThat(resolve(context, "POST", "/ping")).isNull();
+			assertThat(resolve(context, "POST", "/unknown")).isNull();
+		});
+	}
+
+	@Test
+	void methodsNoIdempotentMappingAcceptsAreNotIdempotent() {
+		this.runner.run((context) -> {
+			assertThat(resolve(context, "GET", "/orders")).isNull();
+			assertThat(resolve(context, "DELETE", "/orders")).isNull();
+		});
+	}
+
+	@Test
+	void moreSpecificNonIdempotentMappingShadowsAPattern() {
+		this.runner.run((context) -> {
+			assertThat(resolve(context, "POST", "/orders/7/items")).isEqualTo(DEFAULT);
+			assertThat(resolve(context, "POST", "/orders/export/items")).isNull();
+		});
+	}
+
+	@Test
+	void mappingWithAMoreSpecificConditionShadowsTheSamePath() {
+		this.runner.run((context) -> {
+			MockHttpServletRequest preview = request("POST", "/orders");
+			preview.setParameter("preview", "true");
+			assertThat(resolver(context).resolve(preview)).isNull();
+		});
+	}
+
+	@Test
+	void classAnnotationAppliesToUnsafeMethodsOnly() {
+		this.runner.run((context) -> {
+			IdempotentEndpoint accounts = new IdempotentEndpoint("accounts", false);
+			assertThat(resolve(context, "PATCH", "/accounts/1")).isEqualTo(accounts);
+			assertThat(resolve(context, "GET", "/accounts/1")).isNull();
+			assertThat(resolve(context, "HEAD", "/accounts/1")).isNull();
+			assertThat(resolve(context, "GET", "/accounts/1/statement")).isEqualTo(DEFAULT);
+			assertThat(resolve(context, "HEAD", "/accounts/1/statement")).isEqualTo(DEFAULT);
+		});
+	}
+
+	@Test
+	void corsPreflightIsNotIdempotent() {
+		this.runner.run((context) -> {
+			MockHttpServletRequest preflight = request("OPTIONS", "/accounts/1");
+			preflight.addHeader(HttpHeaders.ORIGIN, "https://example.com");
+			preflight.addHeader(HttpHeaders.ACCESS_CONTROL_REQUEST_METHOD, "PATCH");
+			assertThat(resolver(context).resolve(preflight)).isNull();
+		});
+	}
+
+	@Test
+	void encodedPathMatchesLikeSpringMvc() {
+		this.runner.run((context) -> assertThat(resolve(context, "POST", "/ord%65rs")).isEqualTo(DEFAULT));
+	}
+
+	@Test
+	void requestIsLeftAsItWas() {
+		this.runner.run((context) -> {
+			MockHttpServletRequest request = request("POST", "/orders");
+			resolver(context).resolve(request);
+			assertThat(ServletRequestPathUtils.hasParsedRequestPath(request)).isFalse();
+		});
+	}
+
+	private static @Nullable IdempotentEndpoint resolve(AssertableWebApplicationContext context, String method,
+			String path) {
+		return resolver(context).resolve(request(method, path));
+	}
+
+	private static IdempotentEndpointResolver resolver(AssertableWebApplicationContext context) {
+		assertThat(context).hasNotFailed();
+		return context.getBean(IdempotentEndpointResolver.class);
+	}
+
+	private static MockHttpServletRequest request(String method, String path) {
+		MockHttpServletRequest request = new MockHttpServletRequest(method, path);
+		request.setRequestURI(path);
+		return request;
+	}
+
+	@RestController
+	static class OrderController {
+
+		@PostMapping("/orders")
+		@Idempotent
+		String create() {
+			return "created";
+		}
+
+		@PostMapping(path = "/orders", params = "preview")
+		String preview() {
+			return "preview";
+		}
+
+		@PostMapping("/orders/{id}/items")
+		@Idempotent
+		String addItem() {
+			return "added";
+		}
+
+		@PostMapping("/orders/export/items")
+		String export() {
+			return "exported";
+		}
+
+		@PostMapping("/ping")
+		String ping() {
+			return "pong";
+		}
+
+	}
+
+	@RestController
+	@RequestMapping("/accounts/{id}")
+	@Idempotent(policy = "accounts", required = false)
+	static class AccountController {
+
+		@GetMapping
+		String read() {
+			return "account";
+		}
+
+		@PatchMapping
+		String update() {
+			return "updated";
+		}
+
+		@GetMapping("/statement")
+		@Idempotent
+		String statement() {
+			return "statement";
+		}
+
+	}
+
+}
