@@ -188,6 +188,16 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(replay.statusCode()).isEqualTo(200);
 		assertThat(replay.body()).isEqualTo(original.body());
 		assertThat(this.counter.count("slow", key)).isEqualTo(1);
+		// a policy with an in-flight wait answers the duplicate with the replay instead
+		String patientKey = newKey();
+		CompletableFuture<HttpResponse<byte[]>> patient = CompletableFuture
+			.supplyAsync(() -> call(() -> post("/patient", patientKey, "")));
+		awaitCount("patient", patientKey, 1);
+		HttpResponse<byte[]> waited = post("/patient", patientKey, "");
+		assertThat(waited.statusCode()).isEqualTo(200);
+		assertThat(waited.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(waited.body()).isEqualTo(patient.get().body());
+		assertThat(this.counter.count("patient", patientKey)).isEqualTo(1);
 	}
 
 	@Test

@@ -52,7 +52,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 		"idempotency.policies.open.on-store-failure=fail-open", "idempotency.policies.small.max-request-body=1KB",
 		"idempotency.policies.small.max-response-body=1KB", "idempotency.fingerprint.headers=X-Account",
 		"idempotency.policies.lenient.fingerprint.excluded-json-pointers=/sentAt",
-		"idempotency.policies.raw.fingerprint.json=raw" })
+		"idempotency.policies.raw.fingerprint.json=raw", "idempotency.policies.patient.in-flight-wait=5s",
+		"idempotency.client-ttl-header=X-TTL" })
 abstract class AbstractWebIT {
 
 	static final String KEY = "Idempotency-Key";

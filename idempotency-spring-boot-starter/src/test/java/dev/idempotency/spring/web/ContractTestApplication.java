@@ -172,6 +172,14 @@ class ContractTestApplication {
 			return "slow " + run + " " + UUID.randomUUID();
 		}
 
+		@PostMapping("/patient")
+		@Idempotent("patient")
+		String patient(HttpServletRequest request) throws InterruptedException {
+			int run = this.counter.increment("patient", request);
+			Thread.sleep(500);
+			return "patient " + run + " " + UUID.randomUUID();
+		}
+
 		@PostMapping("/crash")
 		@Idempotent("crash")
 		String crash(HttpServletRequest request) {

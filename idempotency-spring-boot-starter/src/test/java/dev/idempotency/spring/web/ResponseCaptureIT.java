@@ -20,10 +20,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * What the handler writes reaches the client unchanged, and its replay is identical.
@@ -75,6 +78,26 @@ class ResponseCaptureIT extends AbstractWebIT {
 				+ "completed with status 200, but its response was too large to keep, so it cannot be replayed.\","
 				+ "\"instance\":\"/large\",\"idempotencyKey\":\"" + key + "\",\"originalStatus\":200}");
 		assertThat(this.counter.count("large", key)).isEqualTo(1);
+	}
+
+	@Test
+	void clientMayAskForATtlWithinTheConfiguredBounds() throws Exception {
+		Instant now = Instant.now();
+		assertThat(AbstractHttpContractIT.expiry(post("/payments", newKey(), "{}", "X-TTL", "120")))
+			.isCloseTo(now.plusSeconds(120), within(Duration.ofSeconds(5)));
+		// below min-ttl (1m) and above max-ttl (7d) are clamped
+		assertThat(AbstractHttpContractIT.expiry(post("/payments", newKey(), "{}", "X-TTL", "5")))
+			.isCloseTo(now.plusSeconds(60), within(Duration.ofSeconds(5)));
+		assertThat(AbstractHttpContractIT.expiry(post("/payments", newKey(), "{}", "X-TTL", "99999999")))
+			.isCloseTo(now.plus(Duration.ofDays(7)), within(Duration.ofSeconds(5)));
+		// a value that is not a number of seconds is ignored: the policy's TTL applies
+		assertThat(AbstractHttpContractIT.expiry(post("/payments", newKey(), "{}", "X-TTL", "1h")))
+			.isCloseTo(now.plus(Duration.ofHours(24)), within(Duration.ofSeconds(5)));
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/payments", key, "{}", "X-TTL", "120");
+		HttpResponse<byte[]> replay = post("/payments", key, "{}", "X-TTL", "120");
+		assertThat(AbstractHttpContractIT.expiry(replay)).isCloseTo(AbstractHttpContractIT.expiry(first),
+				within(Duration.ofSeconds(5)));
 	}
 
 	@Test

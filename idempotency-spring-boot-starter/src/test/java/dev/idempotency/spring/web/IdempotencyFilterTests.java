@@ -1,0 +1,155 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyStatus;
+import dev.idempotency.core.Sha256RequestFingerprinter;
+import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import jakarta.servlet.ServletRequestEvent;
+import jakarta.servlet.http.HttpServletResponse;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.mock.web.MockFilterChain;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
+import org.springframework.mock.web.MockServletContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * Tests for {@link IdempotencyFilter} with mock requests.
+ *
+ * @author Idempotency contributors
+ */
+class IdempotencyFilterTests {
+
+	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+
+	private final IdempotencyEngine engine = new IdempotencyEngine(this.store);
+
+	private final EndpointPolicies policies = new EndpointPolicies(
+			List.of(new EndpointPolicy(IdempotencyPolicy.defaults(), new Sha256RequestFingerprinter(), List.of(), 1024,
+					1024, Duration.ofMinutes(1), Duration.ofDays(1))));
+
+	private final IdempotencyFilter filter = new IdempotencyFilter(this.engine,
+			(request) -> request.getRequestURI().startsWith("/idempotent")
+					? new IdempotentEndpoint(IdempotencyPolicy.DEFAULT_NAME, true) : null,
+			this.policies);
+
+	@AfterEach
+	void close() {
+		this.engine.close();
+	}
+
+	@Test
+	void requestOfAnotherEndpointIsPassedOnAsItIs() throws Exception {
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/other");
+		request.addHeader("Idempotency-Key", "k");
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		MockFilterChain chain = new MockFilterChain();
+		this.filter.doFilter(request, response, chain);
+		assertThat(chain.getRequest()).isSameAs(request);
+		assertThat(chain.getResponse()).isSameAs(response);
+	}
+
+	@Test
+	void handlerExceptionReleasesTheKeyAndPropagates() {
+		MockHttpServletRequest request = request("k1");
+		MockFilterChain chain = new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
+
+			@Override
+			protected void service(jakarta.servlet.http.HttpServletRequest req, HttpServletResponse res) {
+				throw new IllegalStateException("boom");
+			}
+
+		});
+		assertThatIllegalStateException()
+			.isThrownBy(() -> this.filter.doFilter(request, new MockHttpServletResponse(), chain))
+			.withMessage("boom");
+		assertThat(this.store.find(IdempotencyKey.global("k1"))).isEmpty();
+	}
+
+	@Test
+	void storableSendErrorWithoutErrorDispatchIsReleasedWhenTheRequestEnds() throws Exception {
+		MockHttpServletRequest request = request("k2");
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		MockFilterChain chain = new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
+
+			@Override
+			protected void service(jakarta.servlet.http.HttpServletRequest req, HttpServletResponse res)
+					throws java.io.IOException {
+				res.sendError(404);
+			}
+
+		});
+		this.filter.doFilter(request, response, chain);
+		// waiting for the error dispatch that renders the error page
+		assertThat(this.store.find(IdempotencyKey.global("k2")))
+			.hasValueSatisfying((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.PROCESSING));
+		this.filter.requestCleanupListener()
+			.requestDestroyed(new ServletRequestEvent(new MockServletContext(), request));
+		assertThat(this.store.find(IdempotencyKey.global("k2"))).isEmpty();
+	}
+
+	@Test
+	void completedResponseIsStoredBeforeItIsWritten() throws Exception {
+		MockHttpServletRequest request = request("k3");
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		MockFilterChain chain = new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
+
+			@Override
+			protected void service(jakarta.servlet.http.HttpServletRequest req, HttpServletResponse res)
+					throws java.io.IOException {
+				assertThat(new String(req.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("{}");
+				res.setStatus(201);
+				res.getOutputStream().write("done".getBytes(StandardCharsets.US_ASCII));
+				res.flushBuffer();
+				assertThat(res.isCommitted()).isFalse();
+			}
+
+		});
+		this.filter.doFilter(request, response, chain);
+		assertThat(response.getStatus()).isEqualTo(201);
+		assertThat(response.getContentAsString()).isEqualTo("done");
+		assertThat(response.getHeader(IdempotencyFilter.EXPIRES_HEADER)).isNotNull();
+		assertThat(this.store.find(IdempotencyKey.global("k3")))
+			.hasValueSatisfying((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+		MockHttpServletResponse replay = new MockHttpServletResponse();
+		this.filter.doFilter(request("k3"), replay, new MockFilterChain());
+		assertThat(replay.getStatus()).isEqualTo(201);
+		assertThat(replay.getContentAsString()).isEqualTo("done");
+		assertThat(replay.getHeader(IdempotencyFilter.REPLAYED_HEADER)).isEqualTo("true");
+	}
+
+	private static MockHttpServletRequest request(String key) {
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/idempotent");
+		request.addHeader("Idempotency-Key", key);
+		request.setContentType("application/json");
+		request.setContent("{}".getBytes(StandardCharsets.UTF_8));
+		return request;
+	}
+
+}
