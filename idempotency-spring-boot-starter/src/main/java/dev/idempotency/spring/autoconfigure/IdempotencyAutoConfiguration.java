@@ -53,9 +53,17 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * <p>
  * The store is chosen by the configurations imported below, in this order of precedence,
  * each only if no {@link IdempotencyStore} bean exists yet (so a user's own store bean
- * always wins): the in-memory store (for {@code idempotency.store.type=memory}, or for
- * {@code auto} when nothing else could be configured), then a configuration that fails
- * start-up when the requested type could not be configured.
+ * always wins):
+ * <ol>
+ * <li>tiered (Redis in front of PostgreSQL): {@code tiered}, or {@code auto} when both a
+ * {@code RedisConnectionFactory} and a {@code DataSource} exist;
+ * <li>Redis: {@code redis}, or {@code auto} with a {@code RedisConnectionFactory} only;
+ * <li>PostgreSQL: {@code jdbc}, or {@code auto} with a {@code DataSource} only;
+ * <li>in-memory: {@code memory}, or {@code auto} when nothing else could be configured
+ * (with a warning that it protects one instance only);
+ * <li>a configuration that fails start-up when the requested type could not be
+ * configured, saying what it needs.
+ * </ol>
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -66,7 +74,8 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @ConditionalOnWebApplication(type = Type.SERVLET)
 @ConditionalOnClass({ DispatcherType.class, RequestMappingInfoHandlerMapping.class })
 @EnableConfigurationProperties(IdempotencyProperties.class)
-@Import({ InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
+@Import({ TieredStoreConfiguration.class, RedisStoreConfiguration.class, JdbcStoreConfiguration.class,
+		InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
 public final class IdempotencyAutoConfiguration {
 
 	@Bean
