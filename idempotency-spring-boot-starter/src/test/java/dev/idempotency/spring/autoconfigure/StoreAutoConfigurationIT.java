@@ -1,0 +1,237 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.autoconfigure;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreCustomizer;
+import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
+import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import dev.idempotency.spring.test.TestServers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Store selection by {@code idempotency.store.type} with a real Redis connection factory
+ * and a real PostgreSQL data source.
+ *
+ * @author Idempotency contributors
+ */
+class StoreAutoConfigurationIT {
+
+	private static final String SCHEMA = "it_store_config_" + Long.toHexString(System.nanoTime());
+
+	private static LettuceConnectionFactory redis;
+
+	private static HikariDataSource dataSource;
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+		.withPropertyValues("idempotency.jdbc.cleanup.interval=1h");
+
+	@BeforeAll
+	static void servers() {
+		redis = TestServers.redis().connectionFactory();
+		dataSource = TestServers.postgres().dataSource(SCHEMA);
+	}
+
+	@AfterAll
+	static void closeServers() {
+		TestServers.Postgres.dropSchema(dataSource, SCHEMA);
+		dataSource.close();
+		redis.destroy();
+	}
+
+	@Test
+	void autoPrefersTieredWhenRedisAndADataSourceExist() {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class).run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyStore.class);
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(TieredIdempotencyStore.class);
+			assertThat(context).hasSingleBean(JdbcIdempotencySchemaInitializer.class);
+			assertThat(context).hasSingleBean(JdbcCleanupScheduler.class);
+			assertThat(tableExists()).isTrue();
+		});
+	}
+
+	@Test
+	void autoUsesRedisAlone() {
+		this.runner.withUserConfiguration(RedisBean.class).run((context) -> {
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
+			assertThat(context).doesNotHaveBean(JdbcCleanupScheduler.class);
+		});
+	}
+
+	@Test
+	void autoUsesADataSourceAlone() {
+		this.runner.withUserConfiguration(DataSourceBean.class).run((context) -> {
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(JdbcIdempotencyStore.class);
+			assertThat(context).hasSingleBean(JdbcCleanupScheduler.class);
+		});
+	}
+
+	@Test
+	void autoWithoutRedisClassesUsesTheDataSource() {
+		this.runner.withUserConfiguration(DataSourceBean.class)
+			.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
+				.isInstanceOf(JdbcIdempotencyStore.class));
+	}
+
+	@Test
+	void explicitTypeWinsOverAuto() {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=redis")
+			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
+				.isInstanceOf(RedisIdempotencyStore.class));
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=jdbc")
+			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
+				.isInstanceOf(JdbcIdempotencyStore.class));
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=memory")
+			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
+				.isInstanceOf(InMemoryIdempotencyStore.class));
+	}
+
+	@Test
+	void typeWhoseInfrastructureIsMissingFailsStartUp() {
+		this.runner.withUserConfiguration(DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=redis")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+				.hasMessageContaining("RedisConnectionFactory"));
+		this.runner.withUserConfiguration(RedisBean.class)
+			.withPropertyValues("idempotency.store.type=tiered")
+			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("DataSource"));
+	}
+
+	@Test
+	void schemaInitializationAndCleanupCanBeTurnedOff() {
+		this.runner.withUserConfiguration(DataSourceBean.class)
+			.withPropertyValues("idempotency.jdbc.initialize-schema=never", "idempotency.jdbc.cleanup.enabled=false")
+			.run((context) -> {
+				assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(JdbcIdempotencyStore.class);
+				assertThat(context).doesNotHaveBean(JdbcIdempotencySchemaInitializer.class);
+				assertThat(context).doesNotHaveBean(JdbcCleanupScheduler.class);
+			});
+	}
+
+	@Test
+	void propertiesReachTheStores() {
+		this.runner.withUserConfiguration(DataSourceBean.class)
+			.withPropertyValues("idempotency.jdbc.table-name=custom_records")
+			.run((context) -> {
+				assertThat(context.getBean(JdbcIdempotencyStore.class).getTableName()).isEqualTo("custom_records");
+				assertThat(new JdbcTemplate(dataSource).queryForObject(
+						"SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+						Integer.class, SCHEMA, "custom_records"))
+					.isEqualTo(1);
+			});
+	}
+
+	@Test
+	void customizersAreApplied() {
+		this.runner.withUserConfiguration(RedisBean.class, CustomizerBean.class).run((context) -> {
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
+			assertThat(context.getBean(CustomizerBean.class).called).isTrue();
+		});
+	}
+
+	@Test
+	void aUserStoreWins() {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class, UserStore.class).run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyStore.class);
+			assertThat(context.getBean(IdempotencyStore.class)).isSameAs(context.getBean(UserStore.class).store);
+			assertThat(context).doesNotHaveBean(JdbcIdempotencySchemaInitializer.class);
+		});
+	}
+
+	private static boolean tableExists() {
+		Integer tables = new JdbcTemplate(dataSource).queryForObject(
+				"SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+				Integer.class, SCHEMA, JdbcIdempotencyStore.DEFAULT_TABLE_NAME);
+		return tables != null && tables == 1;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class RedisBean {
+
+		// shared by every test: the test class closes it, not each context
+		@Bean(destroyMethod = "")
+		RedisConnectionFactory redisConnectionFactory() {
+			return redis;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DataSourceBean {
+
+		@Bean(destroyMethod = "")
+		DataSource dataSource() {
+			return dataSource;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class CustomizerBean {
+
+		boolean called;
+
+		@Bean
+		IdempotencyStoreCustomizer<RedisIdempotencyStore> prefixCustomizer() {
+			return (store) -> {
+				store.setKeyPrefix("customized:");
+				this.called = true;
+			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserStore {
+
+		final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+
+		@Bean
+		IdempotencyStore myStore() {
+			return this.store;
+		}
+
+	}
+
+}
