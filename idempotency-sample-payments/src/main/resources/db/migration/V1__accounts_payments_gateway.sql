@@ -22,8 +22,8 @@ CREATE TABLE payments (
     amount           bigint      NOT NULL CHECK (amount > 0),
     currency         char(3)     NOT NULL,
     description      text        NOT NULL,
-    status           text        NOT NULL,
-    gateway_charge   text        NOT NULL,
+    status           text        NOT NULL CHECK (status IN ('PENDING', 'SUCCEEDED')),
+    gateway_charge   text,
     created_at       timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT payments_owner_key UNIQUE (owner, idempotency_key)
 );

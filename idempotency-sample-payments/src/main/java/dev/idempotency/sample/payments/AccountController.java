@@ -21,6 +21,7 @@ import java.security.Principal;
 import java.util.List;
 import java.util.UUID;
 
+import dev.idempotency.spring.web.Idempotent;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpStatus;
@@ -47,7 +48,9 @@ class AccountController {
 		this.accounts = accounts;
 	}
 
+	// the default policy: a retried "open account" does not open a second account
 	@PostMapping
+	@Idempotent
 	ResponseEntity<Account> open(@RequestBody OpenAccountRequest request, Principal principal) {
 		Account account = this.accounts.open(principal.getName(), request.currency(), request.initialBalance());
 		return ResponseEntity.status(HttpStatus.CREATED)

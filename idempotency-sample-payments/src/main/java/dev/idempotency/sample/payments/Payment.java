@@ -27,7 +27,7 @@ import java.util.UUID;
  * @param amount amount in minor units
  * @param currency ISO 4217 code
  * @param description what the payment is for
- * @param status always {@code SUCCEEDED}: failed payments are not recorded
+ * @param status {@code SUCCEEDED}, or {@code PENDING} while the gateway is being charged
  * @param createdAt when the payment was taken
  * @author Idempotency contributors
  */

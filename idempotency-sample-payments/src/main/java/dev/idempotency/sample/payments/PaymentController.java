@@ -22,6 +22,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.Idempotent;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpStatus;
@@ -29,6 +32,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestAttribute;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -53,12 +57,15 @@ class PaymentController {
 		this.demo = demo;
 	}
 
+	// the "payments" policy (application.yml) requires a key and keeps records for 48
+	// hours
 	@PostMapping
+	@Idempotent("payments")
 	ResponseEntity<Payment> pay(@RequestBody PaymentService.PaymentRequest request,
-			@RequestHeader("Idempotency-Key") String key, Principal principal,
+			@RequestAttribute(IdempotencyFilter.KEY_ATTRIBUTE) IdempotencyKey key, Principal principal,
 			@RequestHeader(name = "Demo-Gateway-Delay-Ms", required = false) @Nullable Long delayMillis,
 			@RequestHeader(name = "Demo-Gateway-Fault", required = false) @Nullable Integer faultStatus) {
-		Payment payment = this.payments.pay(principal.getName(), unquote(key), request,
+		Payment payment = this.payments.pay(principal.getName(), key.key(), request,
 				demoBehaviour(delayMillis, faultStatus));
 		return ResponseEntity.status(HttpStatus.CREATED)
 			.location(URI.create("/payments/" + payment.id()))
@@ -85,15 +92,6 @@ class PaymentController {
 		}
 		long delay = (delayMillis != null) ? Math.max(0, delayMillis) : 0;
 		return new PaymentGateway.DemoBehaviour(Duration.ofMillis(delay), (faultStatus != null) ? faultStatus : 0);
-	}
-
-	// the header may carry the key as an RFC 8941 string: "abc" is the key abc
-	private static String unquote(String key) {
-		String value = key.strip();
-		if (value.length() >= 2 && value.startsWith("\"") && value.endsWith("\"")) {
-			return value.substring(1, value.length() - 1).replace("\\\"", "\"").replace("\\\\", "\\");
-		}
-		return value;
 	}
 
 }

@@ -21,8 +21,6 @@ import java.util.UUID;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.annotation.Propagation;
-import org.springframework.transaction.annotation.Transactional;
 
 /**
  * A fake payment service provider with its own ledger of charges. Like a real one it is
@@ -50,7 +48,6 @@ public class PaymentGateway {
 	 * @param demo the demo behaviour asked for by the request
 	 * @return the charge's id
 	 */
-	@Transactional(propagation = Propagation.REQUIRES_NEW)
 	public String charge(String chargeKey, long amount, String currency, DemoBehaviour demo) {
 		if (!demo.delay().isZero() && !demo.delay().isNegative()) {
 			sleep((demo.delay().compareTo(MAX_DELAY) > 0) ? MAX_DELAY : demo.delay());

@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
-import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Takes payments. The idempotency filter in front of the controller makes sure a retried
@@ -48,24 +49,57 @@ public class PaymentService {
 
 	private final PaymentGateway gateway;
 
-	PaymentService(JdbcClient jdbc, PaymentGateway gateway) {
+	private final TransactionTemplate transactions;
+
+	PaymentService(JdbcClient jdbc, PaymentGateway gateway, PlatformTransactionManager transactionManager) {
 		this.jdbc = jdbc;
 		this.gateway = gateway;
+		this.transactions = new TransactionTemplate(transactionManager);
 	}
 
 	/**
-	 * Take a payment from one of the owner's accounts. The balance check, the payment row
-	 * and the debit are one transaction; the account row is locked so that concurrent
-	 * payments from one account are serialised and the balance never goes negative.
+	 * Take a payment from one of the owner's accounts, in three short steps so that no
+	 * database connection is held while the gateway works:
+	 * <ol>
+	 * <li>reserve: one transaction locks the account, checks the balance, records the
+	 * payment as {@code PENDING} and debits the account; a payment already recorded for
+	 * this (owner, key) is returned or resumed instead;
+	 * <li>charge the gateway with a key derived from owner and key, so that a resumed
+	 * payment finds its charge instead of charging again;
+	 * <li>confirm: mark the payment {@code SUCCEEDED}.
+	 * </ol>
+	 * If the gateway fails, the reservation is undone and the failure is rethrown: the
+	 * client gets a 5xx, which is not stored, and its retry runs the payment again. If
+	 * the process dies between the steps, the retry (after the key's lease lapses)
+	 * resumes the pending payment: one payment, one charge.
 	 * @param owner the paying user
 	 * @param idempotencyKey the client's idempotency key
 	 * @param request what to pay
 	 * @param demo demo behaviour of the gateway
 	 * @return the payment, the existing one if this owner already paid with this key
 	 */
-	@Transactional
 	public Payment pay(String owner, String idempotencyKey, PaymentRequest request, PaymentGateway.DemoBehaviour demo) {
 		validate(request);
+		Payment payment = this.transactions.execute((status) -> reserve(owner, idempotencyKey, request));
+		if ("SUCCEEDED".equals(payment.status())) {
+			return payment;
+		}
+		String charge;
+		try {
+			charge = this.gateway.charge(chargeKey(owner, idempotencyKey), payment.amount(), payment.currency(), demo);
+		}
+		catch (GatewayException ex) {
+			this.transactions.executeWithoutResult((status) -> cancel(payment));
+			throw ex;
+		}
+		return this.jdbc
+			.sql("UPDATE payments SET status = 'SUCCEEDED', gateway_charge = ? WHERE id = ? RETURNING " + COLUMNS)
+			.params(charge, payment.id())
+			.query(Payment.class)
+			.single();
+	}
+
+	private Payment reserve(String owner, String idempotencyKey, PaymentRequest request) {
 		Account account = this.jdbc
 			.sql("SELECT id, owner, currency, balance FROM accounts WHERE id = ? AND owner = ? FOR UPDATE")
 			.params(request.accountId(), owner)
@@ -83,17 +117,14 @@ public class PaymentService {
 		if (account.balance() < request.amount()) {
 			throw PaymentException.insufficientFunds(account.balance(), request.amount());
 		}
-		String charge = this.gateway.charge(chargeKey(owner, idempotencyKey), request.amount(), request.currency(),
-				demo);
 		Optional<Payment> inserted = this.jdbc.sql("""
-				INSERT INTO payments (id, account_id, owner, idempotency_key, amount, currency, description, status,
-				                      gateway_charge)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'SUCCEEDED', ?)
+				INSERT INTO payments (id, account_id, owner, idempotency_key, amount, currency, description, status)
+				VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING')
 				ON CONFLICT (owner, idempotency_key) DO NOTHING
 				RETURNING %s
 				""".formatted(COLUMNS))
 			.params(UUID.randomUUID(), account.id(), owner, idempotencyKey, request.amount(), request.currency(),
-					request.description(), charge)
+					request.description())
 			.query(Payment.class)
 			.optional();
 		if (inserted.isEmpty()) {
@@ -103,6 +134,17 @@ public class PaymentService {
 			.params(request.amount(), account.id())
 			.update();
 		return inserted.get();
+	}
+
+	private void cancel(Payment payment) {
+		int deleted = this.jdbc.sql("DELETE FROM payments WHERE id = ? AND status = 'PENDING'")
+			.param(payment.id())
+			.update();
+		if (deleted == 1) {
+			this.jdbc.sql("UPDATE accounts SET balance = balance + ? WHERE id = ?")
+				.params(payment.amount(), payment.accountId())
+				.update();
+		}
 	}
 
 	/**

@@ -104,6 +104,14 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	public static final String EXPIRES_HEADER = "Idempotency-Expires";
 
+	/**
+	 * Name of the request attribute that holds the request's {@link IdempotencyKey}
+	 * (scope and the key as parsed, without sf-string quotes) while the handler runs, so
+	 * that a handler can use the same key downstream, for example as the idempotency key
+	 * of a call to a payment provider.
+	 */
+	public static final String KEY_ATTRIBUTE = "dev.idempotency.spring.web.IdempotencyFilter.KEY";
+
 	private static final String CALL_ATTRIBUTE = IdempotencyFilter.class.getName() + ".CALL";
 
 	private static final int MAX_TTL_HEADER_DIGITS = 10;
@@ -276,6 +284,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		IdempotencyKey key = new IdempotencyKey(scopeOf(request), clientKey);
+		request.setAttribute(KEY_ATTRIBUTE, key);
 		RequestFingerprint fingerprint = policy.fingerprinter().fingerprint(fingerprintInput(bufferedRequest, policy));
 		Decision decision = this.engine.begin(key, fingerprint, enginePolicy(request, policy));
 		if (decision instanceof Decision.Execute execute) {

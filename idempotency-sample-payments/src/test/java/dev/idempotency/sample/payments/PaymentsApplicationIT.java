@@ -1,0 +1,251 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.payments;
+
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import dev.idempotency.spring.test.TestServers;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The README's story, end to end over HTTP on real Redis and PostgreSQL, checking the
+ * database after each step: one payment and one gateway charge per key, the balance
+ * debited once.
+ *
+ * @author Idempotency contributors
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class PaymentsApplicationIT {
+
+	private static final String SCHEMA = "payments_it_" + Long.toHexString(System.nanoTime());
+
+	private static final Pattern ID = Pattern.compile("\"id\":\"([0-9a-f-]{36})\"");
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private JdbcClient jdbc;
+
+	private SampleClient client;
+
+	@DynamicPropertySource
+	static void servers(DynamicPropertyRegistry registry) {
+		TestServers.springProperties().forEach((name, value) -> registry.add(name, () -> value));
+		registry.add("spring.datasource.hikari.schema", () -> SCHEMA);
+		registry.add("spring.flyway.schemas", () -> SCHEMA);
+		registry.add("spring.flyway.default-schema", () -> SCHEMA);
+		registry.add("idempotency.redis.key-prefix", () -> SCHEMA + ":");
+	}
+
+	@BeforeEach
+	void client() {
+		this.client = new SampleClient(this.port);
+	}
+
+	@Test
+	void theReadmeStory() throws Exception {
+		String account = openAccount("alice", 10_000);
+		String payment = paymentJson(account, 3000, "Order 1001");
+
+		// 1. the first payment runs
+		HttpResponse<byte[]> first = this.client.post("alice", "/payments", payment, "Idempotency-Key", "order-1001");
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(first.headers().firstValue("Idempotency-Expires")).isPresent();
+
+		// 2. a retry replays it byte for byte, without charging again
+		HttpResponse<byte[]> retry = this.client.post("alice", "/payments", payment, "Idempotency-Key", "order-1001");
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).contains("true");
+		assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
+
+		// 3. a duplicate while the first is still running gets 409 with Retry-After
+		String slow = paymentJson(account, 1000, "Order 1002");
+		CompletableFuture<HttpResponse<byte[]>> inFlight = CompletableFuture.supplyAsync(() -> this.client.post("alice",
+				"/payments", slow, "Idempotency-Key", "order-1002", "Demo-Gateway-Delay-Ms", "4000"));
+		Thread.sleep(500);
+		HttpResponse<byte[]> busy = this.client.post("alice", "/payments", slow, "Idempotency-Key", "order-1002");
+		assertThat(busy.statusCode()).isEqualTo(409);
+		assertThat(busy.headers().firstValue("Retry-After")).isPresent();
+		assertThat(busy.headers().firstValue("Content-Type")).contains("application/problem+json");
+		assertThat(SampleClient.text(busy)).contains("request-in-progress");
+		assertThat(inFlight.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+
+		// 4. the same key with another body is refused
+		HttpResponse<byte[]> reused = this.client.post("alice", "/payments", paymentJson(account, 9999, "Order 1001"),
+				"Idempotency-Key", "order-1001");
+		assertThat(reused.statusCode()).isEqualTo(422);
+		assertThat(SampleClient.text(reused)).contains("idempotency-key-reused");
+
+		// 5. a business rejection is deterministic: stored and replayed
+		String tooMuch = paymentJson(account, 1_000_000, "Yacht");
+		HttpResponse<byte[]> refused = this.client.post("alice", "/payments", tooMuch, "Idempotency-Key", "yacht");
+		assertThat(refused.statusCode()).isEqualTo(402);
+		assertThat(SampleClient.text(refused)).contains("insufficient-funds");
+		HttpResponse<byte[]> refusedAgain = this.client.post("alice", "/payments", tooMuch, "Idempotency-Key", "yacht");
+		assertThat(refusedAgain.statusCode()).isEqualTo(402);
+		assertThat(refusedAgain.body()).isEqualTo(refused.body());
+		assertThat(refusedAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
+
+		// 6. a gateway failure is transient: not stored, the retry runs again and
+		// succeeds
+		String flaky = paymentJson(account, 500, "Order 1003");
+		HttpResponse<byte[]> failed = this.client.post("alice", "/payments", flaky, "Idempotency-Key", "order-1003",
+				"Demo-Gateway-Fault", "503");
+		assertThat(failed.statusCode()).isEqualTo(503);
+		HttpResponse<byte[]> recovered = this.client.post("alice", "/payments", flaky, "Idempotency-Key", "order-1003");
+		assertThat(recovered.statusCode()).isEqualTo(201);
+		assertThat(recovered.headers().firstValue("Idempotent-Replayed")).isEmpty();
+
+		// 7. another user who picks the same key gets a payment of their own
+		String bobAccount = openAccount("bob", 5_000);
+		HttpResponse<byte[]> bob = this.client.post("bob", "/payments", paymentJson(bobAccount, 3000, "Order 1001"),
+				"Idempotency-Key", "order-1001");
+		assertThat(bob.statusCode()).isEqualTo(201);
+		assertThat(bob.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(id(bob)).isNotEqualTo(id(first));
+
+		// the database: one payment and one charge per key, the balance debited once each
+		for (String key : List.of("order-1001", "order-1002", "order-1003")) {
+			assertThat(paymentsWithKey("alice", key)).as(key).isEqualTo(1);
+			assertThat(chargesWithKey("alice", key)).as(key).isEqualTo(1);
+		}
+		assertThat(paymentsWithKey("alice", "yacht")).isZero();
+		assertThat(balance(account)).isEqualTo(10_000 - 3000 - 1000 - 500);
+		assertThat(balance(bobAccount)).isEqualTo(5_000 - 3000);
+	}
+
+	@Test
+	void fiftyConcurrentDuplicatesChargeOnce() throws Exception {
+		String account = openAccount("alice", 100_000);
+		String payment = paymentJson(account, 2500, "Double click");
+		List<HttpResponse<byte[]>> responses = race(50, (i) -> this.client.post("alice", "/payments", payment,
+				"Idempotency-Key", "double-click", "Demo-Gateway-Delay-Ms", "300"));
+		List<HttpResponse<byte[]>> created = responses.stream().filter((r) -> r.statusCode() == 201).toList();
+		assertThat(created).isNotEmpty();
+		assertThat(created).allSatisfy((r) -> assertThat(r.body()).isEqualTo(created.get(0).body()));
+		assertThat(responses).allSatisfy((r) -> assertThat(r.statusCode()).isIn(201, 409));
+		assertThat(paymentsWithKey("alice", "double-click")).isEqualTo(1);
+		assertThat(chargesWithKey("alice", "double-click")).isEqualTo(1);
+		assertThat(balance(account)).isEqualTo(100_000 - 2500);
+	}
+
+	@Test
+	void fiftyPaymentsOnAnAccountThatAffordsTenNeverOverdraw() throws Exception {
+		String account = openAccount("alice", 10 * 1000);
+		List<HttpResponse<byte[]>> responses = race(50, (i) -> this.client.post("alice", "/payments",
+				paymentJson(account, 1000, "Item " + i), "Idempotency-Key", "item-" + account + "-" + i));
+		assertThat(responses.stream().filter((r) -> r.statusCode() == 201)).hasSize(10);
+		assertThat(responses.stream().filter((r) -> r.statusCode() == 402)).hasSize(40);
+		assertThat(balance(account)).isZero();
+	}
+
+	private List<HttpResponse<byte[]>> race(int count, Request request) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(count);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
+			for (int i = 0; i < count; i++) {
+				int n = i;
+				futures.add(executor.submit(() -> {
+					start.await();
+					return request.send(n);
+				}));
+			}
+			start.countDown();
+			List<HttpResponse<byte[]>> responses = new ArrayList<>();
+			for (Future<HttpResponse<byte[]>> future : futures) {
+				responses.add(future.get(2, TimeUnit.MINUTES));
+			}
+			return responses;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	private String openAccount(String user, long balance) {
+		HttpResponse<byte[]> response = this.client.post(user, "/accounts",
+				"{\"currency\":\"EUR\",\"initialBalance\":" + balance + "}", "Idempotency-Key",
+				"account-" + UUID.randomUUID());
+		assertThat(response.statusCode()).isEqualTo(201);
+		return id(response);
+	}
+
+	private static String paymentJson(String account, long amount, String description) {
+		return "{\"accountId\":\"" + account + "\",\"amount\":" + amount + ",\"currency\":\"EUR\",\"description\":\""
+				+ description + "\"}";
+	}
+
+	private static String id(HttpResponse<byte[]> response) {
+		Matcher matcher = ID.matcher(SampleClient.text(response));
+		assertThat(matcher.find()).as("id in %s", SampleClient.text(response)).isTrue();
+		return matcher.group(1);
+	}
+
+	private long paymentsWithKey(String owner, String key) {
+		return this.jdbc.sql("SELECT count(*) FROM payments WHERE owner = ? AND idempotency_key = ?")
+			.params(owner, key)
+			.query(Long.class)
+			.single();
+	}
+
+	private long chargesWithKey(String owner, String key) {
+		return this.jdbc.sql("SELECT count(*) FROM gateway_charges WHERE charge_key = ?")
+			.param(PaymentService.chargeKey(owner, key))
+			.query(Long.class)
+			.single();
+	}
+
+	private long balance(String account) {
+		return this.jdbc.sql("SELECT balance FROM accounts WHERE id = ?")
+			.param(UUID.fromString(account))
+			.query(Long.class)
+			.single();
+	}
+
+	@FunctionalInterface
+	interface Request {
+
+		HttpResponse<byte[]> send(int index);
+
+	}
+
+}
