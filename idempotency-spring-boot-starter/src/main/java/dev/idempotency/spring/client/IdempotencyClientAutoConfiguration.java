@@ -64,16 +64,26 @@ public final class IdempotencyClientAutoConfiguration {
 		map.from(properties::getInitialBackoff).to(interceptor::setInitialBackoff);
 		map.from(properties::getMaxBackoff).to(interceptor::setMaxBackoff);
 		map.from(properties::getMaxElapsed).to(interceptor::setMaxElapsed);
-		map.from(properties::getRetryStatuses).to(interceptor::setRetryStatuses);
+		map.from(properties::getRetryStatuses)
+			.as(IdempotencyClientAutoConfiguration::statuses)
+			.to(interceptor::setRetryStatuses);
 		return interceptor;
 	}
 
-	private static Set<HttpMethod> httpMethods(Set<String> names) {
+	private static Set<HttpMethod> httpMethods(String[] names) {
 		Set<HttpMethod> methods = new LinkedHashSet<>();
 		for (String name : names) {
 			methods.add(HttpMethod.valueOf(name.trim().toUpperCase(Locale.ROOT)));
 		}
 		return methods;
+	}
+
+	private static Set<Integer> statuses(int[] statuses) {
+		Set<Integer> set = new LinkedHashSet<>();
+		for (int status : statuses) {
+			set.add(status);
+		}
+		return set;
 	}
 
 	@Configuration(proxyBeanMethods = false)

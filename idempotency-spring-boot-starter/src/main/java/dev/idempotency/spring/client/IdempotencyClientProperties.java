@@ -17,9 +17,6 @@
 package dev.idempotency.spring.client;
 
 import java.time.Duration;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -42,12 +39,12 @@ public class IdempotencyClientProperties {
 	/**
 	 * Name of the header that carries the idempotency key.
 	 */
-	private String keyHeader = IdempotentRetryInterceptor.DEFAULT_KEY_HEADER;
+	private String keyHeader = "Idempotency-Key";
 
 	/**
 	 * HTTP methods whose requests are given a key and retried.
 	 */
-	private Set<String> methods = new LinkedHashSet<>(List.of("POST", "PATCH"));
+	private String[] methods = { "POST", "PATCH" };
 
 	/**
 	 * Maximum number of attempts of a request, the first included.
@@ -73,7 +70,7 @@ public class IdempotencyClientProperties {
 	/**
 	 * Response statuses that are retried.
 	 */
-	private Set<Integer> retryStatuses = new LinkedHashSet<>(List.of(409, 429, 502, 503, 504));
+	private int[] retryStatuses = { 409, 429, 502, 503, 504 };
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -91,11 +88,11 @@ public class IdempotencyClientProperties {
 		this.keyHeader = keyHeader;
 	}
 
-	public Set<String> getMethods() {
+	public String[] getMethods() {
 		return this.methods;
 	}
 
-	public void setMethods(Set<String> methods) {
+	public void setMethods(String[] methods) {
 		this.methods = methods;
 	}
 
@@ -131,11 +128,11 @@ public class IdempotencyClientProperties {
 		this.maxElapsed = maxElapsed;
 	}
 
-	public Set<Integer> getRetryStatuses() {
+	public int[] getRetryStatuses() {
 		return this.retryStatuses;
 	}
 
-	public void setRetryStatuses(Set<Integer> retryStatuses) {
+	public void setRetryStatuses(int[] retryStatuses) {
 		this.retryStatuses = retryStatuses;
 	}
 

@@ -290,11 +290,17 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		Budget budget = new Budget(this);
 		Set<Integer> statuses = this.retryStatuses;
 		for (int attempt = 1;; attempt++) {
-			ClientHttpResponse response;
+			ClientHttpResponse response = null;
+			int status;
 			try {
 				response = execution.execute(request, body);
+				// some request factories only read the response here
+				status = response.getStatusCode().value();
 			}
 			catch (IOException ex) {
+				if (response != null) {
+					response.close();
+				}
 				if (Thread.currentThread().isInterrupted()) {
 					throw ex;
 				}
@@ -306,7 +312,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				waitBeforeRetry(delay, ex);
 				continue;
 			}
-			int status = response.getStatusCode().value();
 			if (!statuses.contains(status) || isReplay(response)) {
 				return response;
 			}

@@ -54,11 +54,14 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.http.client.SimpleClientHttpRequestFactory;
 import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -107,6 +110,31 @@ class IdempotentRetryInterceptorTests {
 		assertThat(UUID.fromString(key).version()).isEqualTo(4);
 		assertThat(received).extracting(Received::body).containsOnly(BODY);
 		assertThat(this.server.executions()).isOne();
+	}
+
+	@Test
+	void worksWithTheSimpleRequestFactory() {
+		RestClient client = RestClient.builder()
+			.requestFactory(new SimpleClientHttpRequestFactory())
+			.requestInterceptor(this.interceptor)
+			.build();
+		this.server.replyInOrder(RetryTestServer.reset(), RetryTestServer.status(503));
+		Result result = exchange(client.post().uri(this.server.uri("/payments")).body(BODY));
+		assertThat(result).isEqualTo(new Result(201, "created 1"));
+		assertThat(this.server.received()).hasSize(3).extracting(Received::body).containsOnly(BODY);
+		singleKey(this.server.received());
+	}
+
+	@Test
+	void worksWithRestTemplate() {
+		RestTemplate restTemplate = new RestTemplate(this.requestFactory);
+		restTemplate.getInterceptors().add(this.interceptor);
+		this.server.replyInOrder(RetryTestServer.status(503), RetryTestServer.reset());
+		ResponseEntity<String> response = restTemplate.postForEntity(this.server.uri("/payments"), BODY, String.class);
+		assertThat(response.getStatusCode().value()).isEqualTo(201);
+		assertThat(response.getBody()).isEqualTo("created 1");
+		assertThat(this.server.received()).hasSize(3);
+		singleKey(this.server.received());
 	}
 
 	@Test
