@@ -1,0 +1,537 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.client;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpRequest;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+
+/**
+ * {@link ClientHttpRequestInterceptor} that makes unsafe requests safe to retry: it gives
+ * each logical request one idempotency key and retries transient failures with that same
+ * key, so that a server honouring the key runs the operation at most once however many
+ * attempts reach it.
+ * <p>
+ * <b>Key.</b> A request whose method is one of the {@link #setMethods methods} (POST and
+ * PATCH by default) and that carries no {@link #setKeyHeader key header} is given a fresh
+ * key from the {@link #setKeySupplier key supplier} (a random UUID by default) before its
+ * first attempt; a request that already carries one keeps it. Every attempt of the
+ * request sends that key and the same body bytes. Requests with other methods pass
+ * through untouched: no key, no retry.
+ * <p>
+ * <b>Retries.</b> An attempt is retried when it fails with an {@link IOException}
+ * (connection refused or reset, time-out) or answers one of the {@link #setRetryStatuses
+ * retry statuses} (409, 429, 502, 503 and 504 by default), unless the response says it is
+ * a replay ({@value #REPLAYED_HEADER}{@code : true}: a stored answer that a retry would
+ * only repeat). Other statuses, a 500 among them, are returned at once. Retries stop
+ * after {@link #setMaxAttempts max attempts} or when the {@link #setMaxElapsed time
+ * budget} is spent; the caller then gets the last response, or the last
+ * {@code IOException} is thrown.
+ * <p>
+ * <b>Waits.</b> Before a retry the interceptor waits for the response's
+ * {@code Retry-After} (delta-seconds or HTTP-date) when there is one, else for a "full
+ * jitter" back-off: a random delay between zero and
+ * {@code min(maxBackoff, initialBackoff * 2^(attempt - 1))}. A wait never goes past the
+ * time budget, so no attempt starts after it. The body of a response that is retried is
+ * drained (up to a small limit) and closed.
+ * <p>
+ * Thread-safe: one instance may serve any number of concurrent requests. Configure it
+ * before use. No argument may be {@code null} unless stated.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class IdempotentRetryInterceptor implements ClientHttpRequestInterceptor {
+
+	/**
+	 * Default name of the idempotency key header.
+	 */
+	public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+
+	/**
+	 * Header by which a server marks a replayed (stored) response.
+	 */
+	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
+
+	private static final int MAX_KEY_LENGTH = 255;
+
+	private static final int MAX_DRAINED_BYTES = 64 * 1024;
+
+	private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(999_999_999L);
+
+	private volatile String keyHeader = DEFAULT_KEY_HEADER;
+
+	private volatile Set<HttpMethod> methods = Set.of(HttpMethod.POST, HttpMethod.PATCH);
+
+	private volatile Supplier<String> keySupplier = () -> UUID.randomUUID().toString();
+
+	private volatile Set<Integer> retryStatuses = Set.of(409, 429, 502, 503, 504);
+
+	private volatile int maxAttempts = 5;
+
+	private volatile Duration initialBackoff = Duration.ofMillis(100);
+
+	private volatile Duration maxBackoff = Duration.ofSeconds(5);
+
+	private volatile Duration maxElapsed = Duration.ofSeconds(30);
+
+	private volatile Clock clock = Clock.systemUTC();
+
+	private volatile LongSupplier nanoTime = System::nanoTime;
+
+	private volatile Sleeper sleeper = (duration) -> TimeUnit.NANOSECONDS.sleep(duration.toNanos());
+
+	private volatile @Nullable RandomGenerator random;
+
+	/**
+	 * Set the name of the idempotency key header. Defaults to
+	 * {@value #DEFAULT_KEY_HEADER}.
+	 * @param keyHeader the header name, not empty
+	 */
+	public void setKeyHeader(String keyHeader) {
+		Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
+		if (keyHeader.isBlank()) {
+			throw new IllegalArgumentException("'keyHeader' must not be empty");
+		}
+		this.keyHeader = keyHeader;
+	}
+
+	public String getKeyHeader() {
+		return this.keyHeader;
+	}
+
+	/**
+	 * Set the HTTP methods whose requests are given a key and retried. Defaults to POST
+	 * and PATCH. Add a method only if the servers it calls honour idempotency keys for
+	 * it; GET, PUT and DELETE are idempotent by HTTP's own rules and usually retried by
+	 * other means.
+	 * @param methods the methods, possibly empty (the interceptor then does nothing)
+	 */
+	public void setMethods(Set<HttpMethod> methods) {
+		Objects.requireNonNull(methods, "'methods' must not be null");
+		this.methods = Set.copyOf(methods);
+	}
+
+	public Set<HttpMethod> getMethods() {
+		return this.methods;
+	}
+
+	/**
+	 * Set where new keys come from. Defaults to random (version 4) UUIDs. The supplier is
+	 * called once per logical request, possibly from many threads at once; each key it
+	 * returns must be unique and 1 to 255 characters of visible ASCII.
+	 * @param keySupplier the key supplier
+	 */
+	public void setKeySupplier(Supplier<String> keySupplier) {
+		this.keySupplier = Objects.requireNonNull(keySupplier, "'keySupplier' must not be null");
+	}
+
+	/**
+	 * Set the response statuses that are retried. Defaults to 409 (request in progress),
+	 * 429, 502, 503 and 504. A 500 is not retried by default: it is usually a defect that
+	 * a retry repeats, and a server built on this library has released the key so that a
+	 * retry would run the operation again.
+	 * @param retryStatuses the statuses, each from 100 to 599, possibly empty
+	 */
+	public void setRetryStatuses(Set<Integer> retryStatuses) {
+		Objects.requireNonNull(retryStatuses, "'retryStatuses' must not be null");
+		for (Integer status : retryStatuses) {
+			if (status == null || status < 100 || status > 599) {
+				throw new IllegalArgumentException("'retryStatuses' must hold HTTP statuses, not " + status);
+			}
+		}
+		this.retryStatuses = Set.copyOf(retryStatuses);
+	}
+
+	public Set<Integer> getRetryStatuses() {
+		return this.retryStatuses;
+	}
+
+	/**
+	 * Set how many attempts a request may make in all, the first included. Defaults to 5.
+	 * @param maxAttempts the number of attempts, at least 1 (1 means no retry)
+	 */
+	public void setMaxAttempts(int maxAttempts) {
+		if (maxAttempts < 1) {
+			throw new IllegalArgumentException("'maxAttempts' must be at least 1");
+		}
+		this.maxAttempts = maxAttempts;
+	}
+
+	public int getMaxAttempts() {
+		return this.maxAttempts;
+	}
+
+	/**
+	 * Set the back-off cap of the first retry; each further retry doubles it, up to the
+	 * {@link #setMaxBackoff maximum}. Defaults to 100 milliseconds.
+	 * @param initialBackoff the initial back-off, positive
+	 */
+	public void setInitialBackoff(Duration initialBackoff) {
+		this.initialBackoff = requirePositive(initialBackoff, "initialBackoff");
+	}
+
+	public Duration getInitialBackoff() {
+		return this.initialBackoff;
+	}
+
+	/**
+	 * Set the largest back-off cap. Defaults to 5 seconds. A {@code Retry-After} sent by
+	 * the server is not limited by it, only by the time budget.
+	 * @param maxBackoff the maximum back-off, positive
+	 */
+	public void setMaxBackoff(Duration maxBackoff) {
+		this.maxBackoff = requirePositive(maxBackoff, "maxBackoff");
+	}
+
+	public Duration getMaxBackoff() {
+		return this.maxBackoff;
+	}
+
+	/**
+	 * Set the time budget of a request, measured from the start of its first attempt. No
+	 * attempt starts after it; an attempt under way is not interrupted (use the request
+	 * factory's time-outs for that). Defaults to 30 seconds.
+	 * @param maxElapsed the time budget, positive
+	 */
+	public void setMaxElapsed(Duration maxElapsed) {
+		this.maxElapsed = requirePositive(maxElapsed, "maxElapsed");
+	}
+
+	public Duration getMaxElapsed() {
+		return this.maxElapsed;
+	}
+
+	/**
+	 * Set the clock that turns a {@code Retry-After} HTTP-date into a delay. Defaults to
+	 * the system UTC clock.
+	 * @param clock the clock
+	 */
+	public void setClock(Clock clock) {
+		this.clock = Objects.requireNonNull(clock, "'clock' must not be null");
+	}
+
+	/**
+	 * Set the monotonic time source, in nanoseconds, that measures the time budget.
+	 * Defaults to {@link System#nanoTime()}.
+	 * @param nanoTime the time source
+	 */
+	public void setNanoTimeSource(LongSupplier nanoTime) {
+		this.nanoTime = Objects.requireNonNull(nanoTime, "'nanoTime' must not be null");
+	}
+
+	/**
+	 * Set how the interceptor waits between attempts. Defaults to sleeping the calling
+	 * thread.
+	 * @param sleeper the sleeper
+	 */
+	public void setSleeper(Sleeper sleeper) {
+		this.sleeper = Objects.requireNonNull(sleeper, "'sleeper' must not be null");
+	}
+
+	/**
+	 * Set the random generator of the back-off jitter. Defaults to {@code null}: the
+	 * calling thread's {@link ThreadLocalRandom}. A generator set here is shared by every
+	 * request, so it must be thread-safe (as {@link java.util.Random} is).
+	 * @param random the generator, or {@code null} for the default
+	 */
+	public void setRandom(@Nullable RandomGenerator random) {
+		this.random = random;
+	}
+
+	@Override
+	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+			throws IOException {
+		if (!this.methods.contains(request.getMethod())) {
+			return execution.execute(request, body);
+		}
+		String header = this.keyHeader;
+		HttpHeaders headers = request.getHeaders();
+		if (!headers.containsHeader(header)) {
+			headers.set(header, newKey());
+		}
+		Budget budget = new Budget(this);
+		Set<Integer> statuses = this.retryStatuses;
+		for (int attempt = 1;; attempt++) {
+			ClientHttpResponse response = null;
+			int status;
+			try {
+				response = execution.execute(request, body);
+				// some request factories only read the response here
+				status = response.getStatusCode().value();
+			}
+			catch (IOException ex) {
+				if (response != null) {
+					response.close();
+				}
+				if (Thread.currentThread().isInterrupted()) {
+					throw ex;
+				}
+				Duration delay = budget.nextDelay(attempt, null);
+				if (delay == null) {
+					throw ex;
+				}
+				logRetry(request, attempt, delay, ex.toString());
+				waitBeforeRetry(delay, ex);
+				continue;
+			}
+			if (!statuses.contains(status) || isReplay(response)) {
+				return response;
+			}
+			Duration delay = budget.nextDelay(attempt, retryAfter(response.getHeaders()));
+			if (delay == null) {
+				return response;
+			}
+			logRetry(request, attempt, delay, "status " + status);
+			discard(response);
+			waitBeforeRetry(delay, null);
+		}
+	}
+
+	private String newKey() {
+		String key = this.keySupplier.get();
+		if (!isValidKey(key)) {
+			throw new IllegalStateException("Key supplier returned an invalid idempotency key");
+		}
+		return key;
+	}
+
+	private static boolean isValidKey(@Nullable String key) {
+		if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+			return false;
+		}
+		for (int i = 0; i < key.length(); i++) {
+			char ch = key.charAt(i);
+			if (ch < 0x21 || ch > 0x7E) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static boolean isReplay(ClientHttpResponse response) {
+		return "true".equalsIgnoreCase(response.getHeaders().getFirst(REPLAYED_HEADER));
+	}
+
+	/**
+	 * Read the {@code Retry-After} header, in either of its forms.
+	 * @param headers the response headers
+	 * @return the delay the server asks for, or {@code null} if it asks for none (or in a
+	 * form that cannot be read, in which case the back-off applies)
+	 */
+	private @Nullable Duration retryAfter(HttpHeaders headers) {
+		String value = headers.getFirst(HttpHeaders.RETRY_AFTER);
+		if (value == null || value.isBlank()) {
+			return null;
+		}
+		value = value.trim();
+		if (isDigits(value)) {
+			// the time budget caps any delay, so a huge one need not be exact
+			return (value.length() > 9) ? MAX_RETRY_AFTER : Duration.ofSeconds(Long.parseLong(value));
+		}
+		HttpHeaders date = new HttpHeaders();
+		date.set(HttpHeaders.RETRY_AFTER, value);
+		try {
+			long millis = date.getFirstDate(HttpHeaders.RETRY_AFTER) - this.clock.millis();
+			return Duration.ofMillis(Math.max(0, millis));
+		}
+		catch (IllegalArgumentException ex) {
+			return null;
+		}
+	}
+
+	private static boolean isDigits(String value) {
+		for (int i = 0; i < value.length(); i++) {
+			char ch = value.charAt(i);
+			if (ch < '0' || ch > '9') {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Release a response that will not be used: drain a little of its body, so that the
+	 * connection can be reused, and close it.
+	 * @param response the response
+	 */
+	private static void discard(ClientHttpResponse response) {
+		try (InputStream in = response.getBody()) {
+			byte[] buffer = new byte[4096];
+			int drained = 0;
+			int read;
+			while (drained < MAX_DRAINED_BYTES && (read = in.read(buffer)) != -1) {
+				drained += read;
+			}
+		}
+		catch (IOException ex) {
+			// the response is discarded either way
+		}
+		finally {
+			response.close();
+		}
+	}
+
+	private void waitBeforeRetry(Duration delay, @Nullable IOException failure) throws InterruptedIOException {
+		if (delay.isZero()) {
+			return;
+		}
+		try {
+			this.sleeper.sleep(delay);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			InterruptedIOException interrupted = new InterruptedIOException("Interrupted while waiting to retry");
+			if (failure != null) {
+				interrupted.addSuppressed(failure);
+			}
+			throw interrupted;
+		}
+	}
+
+	private void logRetry(HttpRequest request, int attempt, Duration delay, String reason) {
+		if (logger.isDebugEnabled()) {
+			// no query string: it may carry secrets
+			logger.debug("Retrying " + request.getMethod() + " " + request.getURI().getScheme() + "://"
+					+ request.getURI().getRawAuthority() + request.getURI().getRawPath() + " after attempt " + attempt
+					+ " (" + reason + ") in " + delay.toMillis() + " ms");
+		}
+	}
+
+	private static Duration requirePositive(Duration duration, String name) {
+		Objects.requireNonNull(duration, () -> "'" + name + "' must not be null");
+		if (duration.isNegative() || duration.isZero()) {
+			throw new IllegalArgumentException("'" + name + "' must be positive");
+		}
+		return duration;
+	}
+
+	/**
+	 * Strategy to wait between attempts.
+	 *
+	 * @since 0.1.0
+	 */
+	@FunctionalInterface
+	public interface Sleeper {
+
+		/**
+		 * Wait for the given duration.
+		 * @param duration how long to wait, positive
+		 * @throws InterruptedException if the calling thread is interrupted while waiting
+		 */
+		void sleep(Duration duration) throws InterruptedException;
+
+	}
+
+	/**
+	 * Attempts and time left to one logical request, and the waits between them.
+	 */
+	private static final class Budget {
+
+		private final int maxAttempts;
+
+		private final long maxElapsed;
+
+		private final long initialBackoff;
+
+		private final long maxBackoff;
+
+		private final LongSupplier nanoTime;
+
+		private final @Nullable RandomGenerator random;
+
+		private final long start;
+
+		Budget(IdempotentRetryInterceptor settings) {
+			this.maxAttempts = settings.maxAttempts;
+			this.maxElapsed = nanos(settings.maxElapsed);
+			this.initialBackoff = nanos(settings.initialBackoff);
+			this.maxBackoff = nanos(settings.maxBackoff);
+			this.nanoTime = settings.nanoTime;
+			this.random = settings.random;
+			this.start = this.nanoTime.getAsLong();
+		}
+
+		/**
+		 * Decide whether a failed attempt is retried, and after how long.
+		 * @param attempt the number of the failed attempt, from 1
+		 * @param retryAfter the delay asked for by the server, or {@code null}
+		 * @return the delay before the next attempt, or {@code null} to stop
+		 */
+		@Nullable Duration nextDelay(int attempt, @Nullable Duration retryAfter) {
+			if (attempt >= this.maxAttempts) {
+				return null;
+			}
+			long remaining = this.maxElapsed - (this.nanoTime.getAsLong() - this.start);
+			if (remaining <= 0) {
+				return null;
+			}
+			if (retryAfter != null) {
+				return Duration.ofNanos(Math.min(nanos(retryAfter), remaining));
+			}
+			long cap = Math.min(backoffCap(attempt), remaining);
+			RandomGenerator random = (this.random != null) ? this.random : ThreadLocalRandom.current();
+			return Duration.ofNanos(random.nextLong(cap + 1));
+		}
+
+		// min(maxBackoff, initialBackoff * 2^(attempt - 1)), without overflowing
+		private long backoffCap(int attempt) {
+			int shift = Math.min(attempt - 1, 62);
+			if (this.initialBackoff > (this.maxBackoff >> shift)) {
+				return this.maxBackoff;
+			}
+			return Math.min(this.initialBackoff << shift, this.maxBackoff);
+		}
+
+		// saturates far below overflow (about 146 years), so that sums and "+ 1" stay
+		// safe
+		private static long nanos(Duration duration) {
+			long limit = Long.MAX_VALUE / 2;
+			try {
+				return Math.min(duration.toNanos(), limit);
+			}
+			catch (ArithmeticException ex) {
+				return limit;
+			}
+		}
+
+	}
+
+}
