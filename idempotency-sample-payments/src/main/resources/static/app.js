@@ -34,20 +34,43 @@ function show(label, result) {
 }
 
 async function refreshBalance() {
-  const result = await call('GET', '/accounts/' + accountId);
-  const account = JSON.parse(result.text);
-  const payments = JSON.parse((await call('GET', '/payments?accountId=' + accountId)).text);
   $('balance').innerHTML = '';
+  const account = await call('GET', '/accounts/' + accountId);
+  const list = await call('GET', '/payments?accountId=' + accountId);
+  if (account.status !== 200 || list.status !== 200) {
+    $('balance').textContent = 'Could not read the balance: ' + account.status + ' / ' + list.status;
+    return;
+  }
+  const balance = JSON.parse(account.text);
+  const payments = JSON.parse(list.text);
   const text = document.createElement('span');
   text.className = 'ok';
   text.id = 'balance-value';
-  text.dataset.balance = account.balance;
+  text.dataset.balance = balance.balance;
   text.dataset.payments = payments.length;
-  text.textContent = `Balance ${(account.balance / 100).toFixed(2)} ${account.currency} after ${payments.length} payment(s).`;
+  text.textContent = `Balance ${(balance.balance / 100).toFixed(2)} ${balance.currency} after ${payments.length} payment(s).`;
   $('balance').appendChild(text);
 }
 
-$('open-account').addEventListener('click', async () => {
+// Runs one action of the page at a time. The demo's own buttons must not be clicked twice
+// while an action runs: each click picks a new key, so a second click would be a second
+// payment, not a retry of the first.
+async function exclusively(action) {
+  $('open-account').disabled = true;
+  $('pay').disabled = true;
+  try {
+    await action();
+  }
+  catch (error) {
+    $('balance').textContent = 'The request failed: ' + error;
+  }
+  finally {
+    $('open-account').disabled = false;
+    $('pay').disabled = accountId === null;
+  }
+}
+
+async function openAccount() {
   const result = await call('POST', '/accounts', { key: newKey(), body: { currency: 'EUR', initialBalance: 10000 } });
   if (result.status !== 201) {
     $('account').textContent = 'Could not open an account: ' + result.status + ' ' + result.text;
@@ -56,17 +79,19 @@ $('open-account').addEventListener('click', async () => {
   accountId = JSON.parse(result.text).id;
   $('account').textContent = 'Account ' + accountId + ' opened with 100.00 EUR.';
   $('account').dataset.id = accountId;
-  $('pay').disabled = false;
   await refreshBalance();
-});
+}
 
-$('pay').addEventListener('click', async () => {
+async function pay() {
   const key = newKey();
   const body = { accountId, amount: Number($('amount').value), currency: 'EUR', description: $('description').value };
   $('results').innerHTML = '';
+  $('balance').innerHTML = '';
   if ($('network-retry').checked) {
-    // the first request is slow; the client gives up waiting and retries with the same key
-    const first = call('POST', '/payments', { key, body, headers: { 'Demo-Gateway-Delay-Ms': '1500' } });
+    // the first request is slow (3 s at the gateway); the client gives up waiting and
+    // retries with the same key. The retry waits for the policy's in-flight-wait (1 s),
+    // then gets 409 because the first request is still running.
+    const first = call('POST', '/payments', { key, body, headers: { 'Demo-Gateway-Delay-Ms': '3000' } });
     await new Promise((resolve) => setTimeout(resolve, 300));
     show('retry while in flight', await call('POST', '/payments', { key, body }));
     show('first request', await first);
@@ -80,4 +105,7 @@ $('pay').addEventListener('click', async () => {
     show('retry', await call('POST', '/payments', { key, body }));
   }
   await refreshBalance();
-});
+}
+
+$('open-account').addEventListener('click', () => exclusively(openAccount));
+$('pay').addEventListener('click', () => exclusively(pay));
