@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.web;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -145,6 +146,7 @@ public final class HandlerMappingEndpointResolver
 		sorted.sort(Comparator.comparingInt(RequestMappingInfoHandlerMapping::getOrder));
 		List<Mapping> idempotent = new ArrayList<>();
 		List<Mapping> others = new ArrayList<>();
+		Map<HandlerKey, IdempotentEndpoint> byHandler = new HashMap<>();
 		UrlPathHelper legacyPathHelper = null;
 		for (int rank = 0; rank < sorted.size(); rank++) {
 			RequestMappingInfoHandlerMapping handlerMapping = sorted.get(rank);
@@ -156,6 +158,9 @@ public final class HandlerMappingEndpointResolver
 				IdempotentEndpoint endpoint = endpointOf(info, entry.getValue());
 				Mapping mapping = new Mapping(handlerMapping, rank, info, endpoint);
 				((endpoint != null) ? idempotent : others).add(mapping);
+				if (endpoint != null) {
+					byHandler.putIfAbsent(HandlerKey.of(entry.getValue()), endpoint);
+				}
 			}
 		}
 		for (Mapping mapping : idempotent) {
@@ -165,11 +170,40 @@ public final class HandlerMappingEndpointResolver
 				}
 			}
 		}
-		this.index = new Index(idempotent, this.rules, legacyPathHelper);
+		this.index = new Index(idempotent, this.rules, legacyPathHelper, byHandler);
 		if (logger.isDebugEnabled()) {
 			logger
 				.debug("Idempotent endpoints: " + idempotent.size() + " mapping(s), " + this.rules.size() + " rule(s)");
 		}
+	}
+
+	/**
+	 * Return how the given handler method was collected at start-up: the endpoint of an
+	 * {@link Idempotent @Idempotent} mapping of that method, by the same rules the filter
+	 * applies (an annotation on the class covers only mappings that accept an unsafe HTTP
+	 * method). Configured {@linkplain #getRules() rules} are not considered: they match
+	 * paths, not handlers. Meant for tools that describe the endpoints, such as API
+	 * documentation.
+	 * @param handlerMethod the handler method, never {@code null}
+	 * @return the endpoint, or {@code null} if no idempotent mapping has that handler
+	 * method
+	 * @throws IllegalStateException if the resolver has not been initialized yet
+	 */
+	public @Nullable IdempotentEndpoint findEndpoint(HandlerMethod handlerMethod) {
+		Index current = this.index;
+		if (current == null) {
+			throw new IllegalStateException("HandlerMappingEndpointResolver has not been initialized");
+		}
+		return current.byHandler.get(HandlerKey.of(handlerMethod));
+	}
+
+	/**
+	 * Return the configured endpoint rules, in order of precedence. They apply to a
+	 * request that no idempotent mapping matches.
+	 * @return an unmodifiable list
+	 */
+	public List<EndpointRule> getRules() {
+		return this.rules;
 	}
 
 	private @Nullable IdempotentEndpoint endpointOf(RequestMappingInfo info, HandlerMethod handlerMethod) {
@@ -325,6 +359,18 @@ public final class HandlerMappingEndpointResolver
 	}
 
 	/**
+	 * Identity of a handler method: the same method of a superclass belongs to several
+	 * controllers, whose class-level annotations may differ.
+	 */
+	private record HandlerKey(Class<?> beanType, Method method) {
+
+		static HandlerKey of(HandlerMethod handlerMethod) {
+			return new HandlerKey(handlerMethod.getBeanType(), handlerMethod.getMethod());
+		}
+
+	}
+
+	/**
 	 * A mapping that matched a request, with the matching part of its condition.
 	 */
 	private record Match(Mapping mapping, RequestMappingInfo matched) {
@@ -350,7 +396,10 @@ public final class HandlerMappingEndpointResolver
 
 		private final @Nullable UrlPathHelper legacyPathHelper;
 
-		Index(List<Mapping> idempotent, List<EndpointRule> rules, @Nullable UrlPathHelper legacyPathHelper) {
+		private final Map<HandlerKey, IdempotentEndpoint> byHandler;
+
+		Index(List<Mapping> idempotent, List<EndpointRule> rules, @Nullable UrlPathHelper legacyPathHelper,
+				Map<HandlerKey, IdempotentEndpoint> byHandler) {
 			boolean any = false;
 			Set<String> methodSet = new HashSet<>();
 			Map<String, List<Mapping>> direct = new HashMap<>();
@@ -383,6 +432,7 @@ public final class HandlerMappingEndpointResolver
 			this.withPatterns = List.copyOf(patternMappings);
 			this.rules = rules;
 			this.legacyPathHelper = legacyPathHelper;
+			this.byHandler = Map.copyOf(byHandler);
 		}
 
 		boolean acceptsMethod(String method) {
