@@ -38,8 +38,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Operations of {@link InMemoryIdempotencyStore} that do not add records, with 1,000 and
- * 1,000,000 completed records already stored: the replay of a hot key (an
+ * Operations of {@link InMemoryIdempotencyStore} that do not add records, with 1,000, 100,000
+ * and 1,000,000 completed records already stored: the replay of a hot key (an
  * {@code acquire} that finds a completed record), and the sweep of expired records that
  * the store runs on a calling thread at most once per sweep interval (here nothing has
  * expired, so it only walks the records).
@@ -57,7 +57,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 public class InMemoryStoreBenchmark {
 
-	@Param({ "1000", "1000000" })
+	@Param({ "1000", "100000", "1000000" })
 	int records;
 
 	private InMemoryIdempotencyStore store;

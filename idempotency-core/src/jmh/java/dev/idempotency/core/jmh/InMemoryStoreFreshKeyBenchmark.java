@@ -43,7 +43,7 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * Acquisition of keys that the {@link InMemoryIdempotencyStore} does not hold yet, with
- * 1,000 and 1,000,000 completed records already stored: {@code acquire} alone, and the
+ * 1,000, 100,000 and 1,000,000 completed records already stored: {@code acquire} alone, and the
  * whole {@code acquire} then {@code complete} cycle of a first request.
  * <p>
  * Every new key adds a record, so a time-based benchmark would grow the store by
@@ -63,7 +63,7 @@ import org.openjdk.jmh.infra.Blackhole;
 @State(Scope.Benchmark)
 public class InMemoryStoreFreshKeyBenchmark {
 
-	@Param({ "1000", "1000000" })
+	@Param({ "1000", "100000", "1000000" })
 	int records;
 
 	private InMemoryIdempotencyStore store;
