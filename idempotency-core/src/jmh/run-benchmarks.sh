@@ -15,7 +15,9 @@
 # limitations under the License.
 #
 # Builds idempotency-core's JMH benchmarks (Maven profile "benchmarks") and runs them with
-# the GC profiler, so that every score comes with the bytes allocated per operation.
+# the GC profiler and CpuTimeProfiler, so that every score (wall-clock time per operation)
+# comes with the bytes allocated (gc.alloc.rate.norm) and the CPU time (cpu.time.norm) per
+# operation.
 #
 # Usage: idempotency-core/src/jmh/run-benchmarks.sh [--quick] [--no-build] [INCLUDE_REGEX]
 #
@@ -85,7 +87,7 @@ run() {
 		return 0
 	fi
 	# shellcheck disable=SC2086
-	"$java" -jar "$jar" "$@" -prof gc -rf json -rff "$out/$name.json" ${JMH_OPTS:-} 2>&1 | tee "$out/$name.txt"
+	"$java" -jar "$jar" "$@" -prof gc -prof dev.idempotency.core.jmh.CpuTimeProfiler -rf json -rff "$out/$name.json" ${JMH_OPTS:-} 2>&1 | tee "$out/$name.txt"
 }
 
 run timed "$include" -e 'FreshKey' ${timed_opts[@]+"${timed_opts[@]}"}
