@@ -152,6 +152,9 @@ final class JsonCanonicalizer {
 	static boolean canonicalize(FingerprintWorkspace workspace, byte[] body, int length,
 			@Nullable JsonPointerTree exclusions) {
 		workspace.json.reset();
+		// the canonical form is never longer than the document (it drops whitespace and
+		// never escapes more than the document must), so this is the only allocation
+		workspace.json.ensure(length);
 		try (JsonParser parser = FACTORY.createParser(ObjectReadContext.empty(), body, 0, length)) {
 			JsonToken token = parser.nextToken();
 			if (token == null) {
@@ -405,25 +408,34 @@ final class JsonCanonicalizer {
 
 	private void string(char[] chars, int offset, int length) {
 		FingerprintBuffer out = this.out;
-		out.write('"');
+		// Room for the quotes and one byte per character, so that the common case, a
+		// printable ASCII character, is a plain array store. A character that needs more
+		// makes room for its longest form (a six-byte escape, or a surrogate pair) plus
+		// one byte for each character after it and the closing quote.
+		out.ensure(length + 2);
+		byte[] bytes = out.bytes();
+		int n = out.length();
+		bytes[n++] = '"';
 		int end = offset + length;
 		for (int i = offset; i < end; i++) {
-			// room for the longest form of one character: a six-byte escape, or a
-			// surrogate pair
-			out.ensure(6);
 			char c = chars[i];
+			if (c < 0x80 && c >= 0x20 && c != '"' && c != '\\') {
+				bytes[n++] = (byte) c;
+				continue;
+			}
+			out.setLength(n);
+			out.ensure(6 + end - i);
 			if (c >= 0x80) {
 				i = out.encode(c, (i + 1 < end) ? chars[i + 1] : 0, i);
-			}
-			else if (c >= 0x20 && c != '"' && c != '\\') {
-				out.bytes()[out.length()] = (byte) c;
-				out.setLength(out.length() + 1);
 			}
 			else {
 				escape(c);
 			}
+			bytes = out.bytes();
+			n = out.length();
 		}
-		out.write('"');
+		bytes[n++] = '"';
+		out.setLength(n);
 	}
 
 	private void escape(char c) {

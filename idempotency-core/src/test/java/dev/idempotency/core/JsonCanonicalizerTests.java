@@ -62,6 +62,41 @@ class JsonCanonicalizerTests {
 	}
 
 	@Test
+	void writesLongStringsMixingPlainEscapedAndWideCharacters() {
+		// plain, escaped, paired and multi-byte characters in turn, over thousands of
+		// them
+		StringBuilder json = new StringBuilder("{\"k\u00e9y\":\"");
+		StringBuilder expected = new StringBuilder("{\"k\u00e9y\":\"");
+		for (int i = 0; i < 4000; i++) {
+			switch (i % 5) {
+				case 0 -> {
+					json.append('a');
+					expected.append('a');
+				}
+				case 1 -> {
+					json.append("\\u0001");
+					expected.append("\\u0001");
+				}
+				case 2 -> {
+					json.append("\\ud83d\\ude00");
+					expected.append("\ud83d\ude00");
+				}
+				case 3 -> {
+					json.append("\\\"");
+					expected.append("\\\"");
+				}
+				default -> {
+					json.append("\u20ac");
+					expected.append("\u20ac");
+				}
+			}
+		}
+		json.append("\"}");
+		expected.append("\"}");
+		assertThat(canonical(json.toString())).hasValue(expected.toString());
+	}
+
+	@Test
 	void writesNamesWithMinimalEscapes() {
 		assertThat(canonical("{\"\\u0061\\\"\":1,\"\\n\":2}")).hasValue("{\"\\n\":2,\"a\\\"\":1}");
 	}
