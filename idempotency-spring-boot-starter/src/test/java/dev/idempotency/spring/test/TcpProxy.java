@@ -259,7 +259,9 @@ public final class TcpProxy implements AutoCloseable {
 		}
 		this.executor.shutdownNow();
 		try {
-			this.executor.awaitTermination(5, TimeUnit.SECONDS);
+			// threads are daemons: do not wait long for one stuck connecting to the
+			// target
+			this.executor.awaitTermination(2, TimeUnit.SECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
