@@ -35,8 +35,9 @@ import org.jspecify.annotations.Nullable;
  * {@code execute...} method of a statement is one round trip to the server.
  *
  * @author Idempotency contributors
+ * @since 0.1.0
  */
-final class CountingDataSource {
+public final class CountingDataSource {
 
 	private final AtomicInteger executions = new AtomicInteger();
 
@@ -44,7 +45,11 @@ final class CountingDataSource {
 
 	private final DataSource dataSource;
 
-	CountingDataSource(DataSource target) {
+	/**
+	 * Wrap a data source.
+	 * @param target the data source to count
+	 */
+	public CountingDataSource(DataSource target) {
 		this.dataSource = proxy(DataSource.class, target, (result) -> {
 			if (result instanceof Connection connection) {
 				this.connections.incrementAndGet();
@@ -55,7 +60,11 @@ final class CountingDataSource {
 		});
 	}
 
-	DataSource dataSource() {
+	/**
+	 * Return the counting data source.
+	 * @return the data source
+	 */
+	public DataSource dataSource() {
 		return this.dataSource;
 	}
 
@@ -63,7 +72,7 @@ final class CountingDataSource {
 	 * Return the number of statements executed since the last call, and start again.
 	 * @return the number of statement executions
 	 */
-	int takeExecutions() {
+	public int takeExecutions() {
 		return this.executions.getAndSet(0);
 	}
 
@@ -71,7 +80,7 @@ final class CountingDataSource {
 	 * Return the number of connections taken since the last call, and start again.
 	 * @return the number of connections
 	 */
-	int takeConnections() {
+	public int takeConnections() {
 		return this.connections.getAndSet(0);
 	}
 

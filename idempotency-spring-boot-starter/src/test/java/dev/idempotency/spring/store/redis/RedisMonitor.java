@@ -46,8 +46,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * {@code lua} and are not counted: they cost no round trip.
  *
  * @author Idempotency contributors
+ * @since 0.1.0
  */
-final class RedisMonitor implements AutoCloseable {
+public final class RedisMonitor implements AutoCloseable {
 
 	private final Socket socket;
 
@@ -58,7 +59,13 @@ final class RedisMonitor implements AutoCloseable {
 		this.reader = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
 	}
 
-	static RedisMonitor start(RedisURI uri) throws IOException {
+	/**
+	 * Open a monitor connection to the given server.
+	 * @param uri the server
+	 * @return the monitor, to be closed
+	 * @throws IOException if the connection fails
+	 */
+	public static RedisMonitor start(RedisURI uri) throws IOException {
 		Socket socket = new Socket();
 		socket.connect(new InetSocketAddress(uri.getHost(), uri.getPort()), 5000);
 		socket.setSoTimeout(10_000);
@@ -83,7 +90,7 @@ final class RedisMonitor implements AutoCloseable {
 	 * @return the lower-case command names, in order
 	 * @throws IOException if the monitor connection fails
 	 */
-	List<String> commandsOf(RedisConnectionFactory connectionFactory, Runnable action) throws IOException {
+	public List<String> commandsOf(RedisConnectionFactory connectionFactory, Runnable action) throws IOException {
 		String start = "start-" + UUID.randomUUID();
 		String end = "end-" + UUID.randomUUID();
 		echo(connectionFactory, start);
