@@ -159,6 +159,15 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Return the listener told about fallbacks and circuit breaker transitions, so that
+	 * another one can be added to it without replacing it.
+	 * @return the listener, never {@code null}
+	 */
+	public TieredStoreListener getListener() {
+		return this.listener;
+	}
+
+	/**
 	 * Return the state of the circuit breaker that guards the fast tier.
 	 * @return the current state
 	 */
