@@ -64,8 +64,11 @@ public class IdempotencyHealthIndicator implements HealthIndicator {
 	@Override
 	public Health health() {
 		Health.Builder builder = new Health.Builder().withDetail("store", storeName(this.store));
+		// the tiered store's find falls back to the fast tier: probe the durable one
+		IdempotencyStore probed = (this.store instanceof TieredIdempotencyStore tiered) ? tiered.getDurableTier()
+				: this.store;
 		try {
-			this.store.find(PROBE_KEY);
+			probed.find(PROBE_KEY);
 		}
 		catch (RuntimeException ex) {
 			return builder.down(ex).build();

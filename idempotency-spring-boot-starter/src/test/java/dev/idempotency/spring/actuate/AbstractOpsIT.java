@@ -17,6 +17,8 @@
 package dev.idempotency.spring.actuate;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -67,6 +69,16 @@ abstract class AbstractOpsIT {
 	OpsController controller;
 
 	final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+	// a port on which nothing listens
+	static int closedPort() {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
 
 	static String newKey() {
 		return UUID.randomUUID().toString();

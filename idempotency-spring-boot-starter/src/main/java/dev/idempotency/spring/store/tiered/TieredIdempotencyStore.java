@@ -168,6 +168,24 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Return the fast tier, for diagnostics such as health checks.
+	 * @return the fast tier
+	 */
+	public IdempotencyStore getFastTier() {
+		return this.fast;
+	}
+
+	/**
+	 * Return the durable tier (the source of truth), for diagnostics such as health
+	 * checks: {@link #find} falls back to the fast tier when it fails, so only a direct
+	 * probe shows its outage.
+	 * @return the durable tier
+	 */
+	public IdempotencyStore getDurableTier() {
+		return this.durable;
+	}
+
+	/**
 	 * Return the state of the circuit breaker that guards the fast tier.
 	 * @return the current state
 	 */
