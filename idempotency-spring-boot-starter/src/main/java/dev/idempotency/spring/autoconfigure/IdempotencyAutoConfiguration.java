@@ -17,6 +17,7 @@
 package dev.idempotency.spring.autoconfigure;
 
 import java.util.EnumSet;
+import java.util.List;
 
 import dev.idempotency.core.RequestFingerprinter;
 import dev.idempotency.core.engine.IdempotencyEngine;
@@ -26,6 +27,7 @@ import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.IdempotencyRequestListener;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
 import jakarta.servlet.DispatcherType;
@@ -64,6 +66,9 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * <li>a configuration that fails start-up when the requested type could not be
  * configured, saying what it needs.
  * </ol>
+ * Every {@link IdempotencyListener} bean is told about the engine's events, and every
+ * {@link IdempotencyRequestListener} bean about the requests the filter rejects before
+ * they reach the engine (both in {@code @Order}).
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -80,9 +85,20 @@ public final class IdempotencyAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyEngine idempotencyEngine(IdempotencyStore store, ObjectProvider<IdempotencyListener> listener) {
-		IdempotencyEngine engine = new IdempotencyEngine(store);
-		listener.ifAvailable(engine::setListener);
+	IdempotencyEngine idempotencyEngine(IdempotencyStore store, ObjectProvider<IdempotencyListener> listeners,
+			ObjectProvider<EngineStoreDecorator> decorators) {
+		IdempotencyStore engineStore = store;
+		for (EngineStoreDecorator decorator : decorators.orderedStream().toList()) {
+			engineStore = decorator.decorate(engineStore);
+		}
+		IdempotencyEngine engine = new IdempotencyEngine(engineStore);
+		List<IdempotencyListener> all = listeners.orderedStream().toList();
+		if (all.size() == 1) {
+			engine.setListener(all.get(0));
+		}
+		else if (!all.isEmpty()) {
+			engine.setListener(new CompositeIdempotencyListener(all));
+		}
 		return engine;
 	}
 
@@ -116,7 +132,8 @@ public final class IdempotencyAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
-				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties) {
+				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
+				ObjectProvider<IdempotencyRequestListener> listeners) {
 			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
 			filter.setKeyHeader(properties.getKeyHeader());
 			filter.setScopeResolver(scopeResolver);
@@ -125,6 +142,13 @@ public final class IdempotencyAutoConfiguration {
 			filter.setClientTtlHeader(properties.getClientTtlHeader());
 			filter.setStoredHeaders(properties.getResponseHeaders().getInclude(),
 					properties.getResponseHeaders().getExclude());
+			List<IdempotencyRequestListener> all = listeners.orderedStream().toList();
+			if (all.size() == 1) {
+				filter.setListener(all.get(0));
+			}
+			else if (!all.isEmpty()) {
+				filter.setListener((rejection, policy) -> all.forEach((each) -> each.onRejected(rejection, policy)));
+			}
 			return filter;
 		}
 

@@ -134,6 +134,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), List.of());
 
+	private IdempotencyRequestListener listener = IdempotencyRequestListener.NONE;
+
 	/**
 	 * Create a filter.
 	 * @param engine the engine, never {@code null}
@@ -206,6 +208,17 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
+	 * Set the listener told about requests that the filter rejects before they reach the
+	 * engine (missing or invalid key, body too large). Decisions of the engine go to the
+	 * engine's own {@link dev.idempotency.core.engine.IdempotencyListener}. Defaults to
+	 * {@link IdempotencyRequestListener#NONE}.
+	 * @param listener the listener, never {@code null}
+	 */
+	public void setListener(IdempotencyRequestListener listener) {
+		this.listener = Objects.requireNonNull(listener, "'listener' must not be null");
+	}
+
+	/**
 	 * Return a listener to register with the servlet container: when a request ends, it
 	 * releases the key of an execution that is still open because the error dispatch it
 	 * waited for never came.
@@ -257,6 +270,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		Enumeration<String> values = request.getHeaders(this.keyHeader);
 		if (values == null || !values.hasMoreElements()) {
 			if (endpoint.required()) {
+				this.listener.onRejected(IdempotencyRequestListener.Rejection.MISSING_KEY, policy.name());
 				this.problems.write(request, response, IdempotencyProblem.KEY_MISSING,
 						"This endpoint requires an '" + this.keyHeader + "' header.", null, null, -1);
 			}
@@ -268,6 +282,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		String value = values.nextElement();
 		String clientKey = values.hasMoreElements() ? null : KeyHeaderParser.parse(value);
 		if (clientKey == null) {
+			this.listener.onRejected(IdempotencyRequestListener.Rejection.INVALID_KEY, policy.name());
 			this.problems.write(request, response, IdempotencyProblem.KEY_INVALID,
 					"The '" + this.keyHeader + "' header must be sent once and hold one key of 1 to "
 							+ IdempotencyKey.MAX_KEY_LENGTH
@@ -277,6 +292,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		BufferedRequestWrapper bufferedRequest = BufferedRequestWrapper.read(request, policy.maxRequestBody());
 		if (bufferedRequest == null) {
+			this.listener.onRejected(IdempotencyRequestListener.Rejection.TOO_LARGE, policy.name());
 			this.problems.write(
 					request, response, IdempotencyProblem.REQUEST_TOO_LARGE, "The request body exceeds the "
 							+ policy.maxRequestBody() + " bytes accepted for idempotent requests to this endpoint.",

@@ -159,6 +159,33 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Return the listener told about fallbacks and circuit breaker transitions, so that
+	 * another one can be added to it without replacing it.
+	 * @return the listener, never {@code null}
+	 */
+	public TieredStoreListener getListener() {
+		return this.listener;
+	}
+
+	/**
+	 * Return the fast tier, for diagnostics such as health checks.
+	 * @return the fast tier
+	 */
+	public IdempotencyStore getFastTier() {
+		return this.fast;
+	}
+
+	/**
+	 * Return the durable tier (the source of truth), for diagnostics such as health
+	 * checks: {@link #find} falls back to the fast tier when it fails, so only a direct
+	 * probe shows its outage.
+	 * @return the durable tier
+	 */
+	public IdempotencyStore getDurableTier() {
+		return this.durable;
+	}
+
+	/**
 	 * Return the state of the circuit breaker that guards the fast tier.
 	 * @return the current state
 	 */
