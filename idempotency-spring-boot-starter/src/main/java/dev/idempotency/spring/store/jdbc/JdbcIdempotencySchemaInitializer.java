@@ -16,6 +16,9 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.Map;
 import java.util.Objects;
 
@@ -61,6 +64,9 @@ public class JdbcIdempotencySchemaInitializer {
 	 * Default name of the library's Flyway history table.
 	 */
 	public static final String DEFAULT_HISTORY_TABLE = "idempotency_schema_history";
+
+	// arbitrary, fixed: identifies the library's migration among advisory locks
+	private static final long MIGRATION_LOCK_ID = 0x1de4_7e9c_0000_0000L;
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencySchemaInitializer.class);
 
@@ -127,10 +133,34 @@ public class JdbcIdempotencySchemaInitializer {
 	 * @throws org.flywaydb.core.api.FlywayException if the migration fails
 	 */
 	public void initialize() {
-		MigrateResult result = createFlyway().migrate();
-		if (result.migrationsExecuted > 0 && logger.isInfoEnabled()) {
-			logger.info("Applied " + result.migrationsExecuted + " migration(s) to idempotency table '" + this.table
-					+ "', now at version " + result.targetSchemaVersion);
+		// Instances that start together would race on creating and baselining the history
+		// table; a session-level advisory lock, held on a connection of its own, lets one
+		// migrate while the others wait and then find nothing to do.
+		try (Connection lock = this.dataSource.getConnection()) {
+			advisoryLock(lock, "SELECT pg_advisory_lock(?)");
+			try {
+				MigrateResult result = createFlyway().migrate();
+				if (result.migrationsExecuted > 0 && logger.isInfoEnabled()) {
+					logger.info("Applied " + result.migrationsExecuted + " migration(s) to idempotency table '"
+							+ this.table + "', now at version " + result.targetSchemaVersion);
+				}
+			}
+			finally {
+				advisoryLock(lock, "SELECT pg_advisory_unlock(?)");
+			}
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Could not lock the idempotency schema migration", ex);
+		}
+	}
+
+	private void advisoryLock(Connection connection, String sql) throws SQLException {
+		try (PreparedStatement statement = connection.prepareStatement(sql)) {
+			statement.setLong(1, MIGRATION_LOCK_ID ^ getHistoryTable().hashCode());
+			statement.execute();
+		}
+		if (!connection.getAutoCommit()) {
+			connection.commit();
 		}
 	}
 
