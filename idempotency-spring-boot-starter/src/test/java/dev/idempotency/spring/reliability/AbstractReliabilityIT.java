@@ -24,6 +24,10 @@ import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,6 +41,7 @@ import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
@@ -120,10 +125,9 @@ abstract class AbstractReliabilityIT {
 			int port = (matcher.group(3) != null) ? Integer.parseInt(matcher.group(3)) : 5432;
 			TcpProxy postgresProxy = proxy(matcher.group(2), port);
 			String proxiedUrl = matcher.group(1) + postgresProxy.host() + ":" + postgresProxy.port() + matcher.group(4);
-			this.directDataSource = postgres.dataSource(this.schema);
-			this.proxiedDataSource = new TestServers.Postgres(proxiedUrl, postgres.username(), postgres.password(),
-					"proxy")
-				.dataSource(this.schema);
+			createSchema(postgres, this.schema);
+			this.directDataSource = dataSource(postgres.jdbcUrl(), postgres, "direct");
+			this.proxiedDataSource = dataSource(proxiedUrl, postgres, "proxied");
 		}
 		this.a = start("A", new TestServers.Redis(redisProxy.host(), redisProxy.port(), "proxy").connectionFactory(),
 				this.proxiedDataSource, prefix);
@@ -225,6 +229,29 @@ abstract class AbstractReliabilityIT {
 		}
 		assertThat(oldOwner.runs(key)).isOne();
 		assertThat(newOwner.runs(key)).isOne();
+	}
+
+	private static void createSchema(TestServers.Postgres postgres, String schema) {
+		try (Connection connection = DriverManager.getConnection(postgres.jdbcUrl(), postgres.username(),
+				postgres.password()); Statement statement = connection.createStatement()) {
+			statement.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException("Could not create schema " + schema, ex);
+		}
+	}
+
+	// small pools: the PostgreSQL server is shared with other test JVMs
+	private HikariDataSource dataSource(String jdbcUrl, TestServers.Postgres postgres, String name) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(jdbcUrl);
+		config.setUsername(postgres.username());
+		config.setPassword(postgres.password());
+		config.setSchema(this.schema);
+		config.setMaximumPoolSize(4);
+		config.setMinimumIdle(1);
+		config.setPoolName(this.schema + "-" + name);
+		return new HikariDataSource(config);
 	}
 
 	private TcpProxy proxy(String host, int port) throws IOException {
