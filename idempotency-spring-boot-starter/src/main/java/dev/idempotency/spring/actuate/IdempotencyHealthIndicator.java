@@ -16,11 +16,11 @@
 
 package dev.idempotency.spring.actuate;
 
-import java.util.Locale;
 import java.util.Objects;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.store.IdempotencyStoreNames;
 import dev.idempotency.spring.store.tiered.CircuitBreakerState;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 
@@ -63,7 +63,7 @@ public class IdempotencyHealthIndicator implements HealthIndicator {
 
 	@Override
 	public Health health() {
-		Health.Builder builder = new Health.Builder().withDetail("store", storeName(this.store));
+		Health.Builder builder = new Health.Builder().withDetail("store", IdempotencyStoreNames.of(this.store));
 		// the tiered store's find falls back to the fast tier: probe the durable one
 		IdempotencyStore probed = (this.store instanceof TieredIdempotencyStore tiered) ? tiered.getDurableTier()
 				: this.store;
@@ -80,23 +80,6 @@ public class IdempotencyHealthIndicator implements HealthIndicator {
 			builder.withDetail("degraded", state != CircuitBreakerState.CLOSED);
 		}
 		return builder.build();
-	}
-
-	// the same names as the store tag of the metrics
-	private static String storeName(IdempotencyStore store) {
-		String name = store.getClass().getSimpleName();
-		switch (name) {
-			case "InMemoryIdempotencyStore":
-				return "memory";
-			case "RedisIdempotencyStore":
-				return "redis";
-			case "JdbcIdempotencyStore":
-				return "jdbc";
-			case "TieredIdempotencyStore":
-				return "tiered";
-			default:
-				return name.toLowerCase(Locale.ROOT);
-		}
 	}
 
 }

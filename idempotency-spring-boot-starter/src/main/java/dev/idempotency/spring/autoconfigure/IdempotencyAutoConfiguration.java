@@ -30,6 +30,8 @@ import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.IdempotencyRequestListener;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
+import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
+import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletRequestListener;
 
@@ -68,7 +70,10 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * </ol>
  * Every {@link IdempotencyListener} bean is told about the engine's events, and every
  * {@link IdempotencyRequestListener} bean about the requests the filter rejects before
- * they reach the engine (both in {@code @Order}).
+ * they reach the engine (both in {@code @Order}). With a unique
+ * {@code ObservationRegistry} bean the filter observes each request to an idempotent
+ * endpoint, with a unique {@code IdempotencyObservationConvention} bean as its
+ * convention.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -133,7 +138,9 @@ public final class IdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
 				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
-				ObjectProvider<IdempotencyRequestListener> listeners) {
+				ObjectProvider<IdempotencyRequestListener> listeners,
+				ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<IdempotencyObservationConvention> observationConvention) {
 			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
 			filter.setKeyHeader(properties.getKeyHeader());
 			filter.setScopeResolver(scopeResolver);
@@ -142,6 +149,8 @@ public final class IdempotencyAutoConfiguration {
 			filter.setClientTtlHeader(properties.getClientTtlHeader());
 			filter.setStoredHeaders(properties.getResponseHeaders().getInclude(),
 					properties.getResponseHeaders().getExclude());
+			observationRegistry.ifUnique(filter::setObservationRegistry);
+			observationConvention.ifUnique(filter::setObservationConvention);
 			List<IdempotencyRequestListener> all = listeners.orderedStream().toList();
 			if (all.size() == 1) {
 				filter.setListener(all.get(0));

@@ -17,7 +17,6 @@
 package dev.idempotency.spring.metrics;
 
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +28,7 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.store.IdempotencyStoreNames;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
@@ -112,19 +112,7 @@ public final class MeteredIdempotencyStore implements IdempotencyStore {
 	 * @return the tag value
 	 */
 	public static String storeName(IdempotencyStore store) {
-		String name = store.getClass().getSimpleName();
-		switch (name) {
-			case "InMemoryIdempotencyStore":
-				return "memory";
-			case "RedisIdempotencyStore":
-				return "redis";
-			case "JdbcIdempotencyStore":
-				return "jdbc";
-			case "TieredIdempotencyStore":
-				return "tiered";
-			default:
-				return name.toLowerCase(Locale.ROOT);
-		}
+		return IdempotencyStoreNames.of(store);
 	}
 
 	/**

@@ -27,6 +27,7 @@ import java.util.Enumeration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.idempotency.core.FingerprintInput;
 import dev.idempotency.core.HttpHeader;
@@ -38,6 +39,13 @@ import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
+import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
+import dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation;
+import dev.idempotency.spring.web.observation.IdempotencyOutcome;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
@@ -70,6 +78,11 @@ import org.springframework.web.util.WebUtils;
  * calls {@code sendError} with a storable status completes its key from the error
  * dispatch that renders the error page, so that the page is replayed too; if no error
  * dispatch follows, the key is released when the request ends.
+ * <p>
+ * <b>Observations.</b> With an {@link #setObservationRegistry(ObservationRegistry)
+ * observation registry}, each request that carries (or needs) a key is observed as
+ * documented by {@link IdempotencyObservationDocumentation}; the default registry is
+ * {@link ObservationRegistry#NOOP}, which costs nothing.
  * <p>
  * Thread-safe.
  *
@@ -116,6 +129,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private static final int MAX_TTL_HEADER_DIGITS = 10;
 
+	private static final IdempotencyObservationConvention DEFAULT_OBSERVATION_CONVENTION = new DefaultIdempotencyObservationConvention();
+
 	private final IdempotencyEngine engine;
 
 	private final IdempotentEndpointResolver endpointResolver;
@@ -135,6 +150,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), List.of());
 
 	private IdempotencyRequestListener listener = IdempotencyRequestListener.NONE;
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private @Nullable IdempotencyObservationConvention observationConvention;
 
 	/**
 	 * Create a filter.
@@ -219,6 +238,25 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
+	 * Set the registry that observes requests to idempotent endpoints. Defaults to
+	 * {@link ObservationRegistry#NOOP}: no observation, at no cost.
+	 * @param observationRegistry the registry, never {@code null}
+	 * @see IdempotencyObservationDocumentation
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = Objects.requireNonNull(observationRegistry,
+				"'observationRegistry' must not be null");
+	}
+
+	/**
+	 * Set a convention that replaces the {@link DefaultIdempotencyObservationConvention}.
+	 * @param observationConvention the convention, or {@code null} for the default
+	 */
+	public void setObservationConvention(@Nullable IdempotencyObservationConvention observationConvention) {
+		this.observationConvention = observationConvention;
+	}
+
+	/**
 	 * Return a listener to register with the servlet container: when a request ends, it
 	 * releases the key of an execution that is still open because the error dispatch it
 	 * waited for never came.
@@ -268,20 +306,51 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	private void handle(IdempotentEndpoint endpoint, EndpointPolicy policy, HttpServletRequest request,
 			HttpServletResponse response, FilterChain chain) throws ServletException, IOException {
 		Enumeration<String> values = request.getHeaders(this.keyHeader);
+		if ((values == null || !values.hasMoreElements()) && !endpoint.required()) {
+			// an optional key that was not sent: the request is not idempotent
+			chain.doFilter(request, response);
+			return;
+		}
+		RequestObservation observation = observe(request, policy);
+		try (Observation.Scope scope = observation.openScope()) {
+			process(policy, values, request, response, chain, observation);
+		}
+		catch (Throwable ex) {
+			observation.fail(ex);
+			throw ex;
+		}
+		if (request.getAttribute(CALL_ATTRIBUTE) == null) {
+			// otherwise the execution goes on in an async or error dispatch
+			observation.stop();
+		}
+	}
+
+	private RequestObservation observe(HttpServletRequest request, EndpointPolicy policy) {
+		ObservationRegistry registry = this.observationRegistry;
+		if (registry.isNoop()) {
+			return RequestObservation.NONE;
+		}
+		IdempotencyObservationContext context = new IdempotencyObservationContext(request, policy.name());
+		Observation observation = IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST
+			.observation(this.observationConvention, DEFAULT_OBSERVATION_CONVENTION, () -> context, registry)
+			.start();
+		return new ObservedRequest(observation, context);
+	}
+
+	private void process(EndpointPolicy policy, @Nullable Enumeration<String> values, HttpServletRequest request,
+			HttpServletResponse response, FilterChain chain, RequestObservation observation)
+			throws ServletException, IOException {
 		if (values == null || !values.hasMoreElements()) {
-			if (endpoint.required()) {
-				this.listener.onRejected(IdempotencyRequestListener.Rejection.MISSING_KEY, policy.name());
-				this.problems.write(request, response, IdempotencyProblem.KEY_MISSING,
-						"This endpoint requires an '" + this.keyHeader + "' header.", null, null, -1);
-			}
-			else {
-				chain.doFilter(request, response);
-			}
+			observation.outcome(IdempotencyOutcome.MISSING_KEY);
+			this.listener.onRejected(IdempotencyRequestListener.Rejection.MISSING_KEY, policy.name());
+			this.problems.write(request, response, IdempotencyProblem.KEY_MISSING,
+					"This endpoint requires an '" + this.keyHeader + "' header.", null, null, -1);
 			return;
 		}
 		String value = values.nextElement();
 		String clientKey = values.hasMoreElements() ? null : KeyHeaderParser.parse(value);
 		if (clientKey == null) {
+			observation.outcome(IdempotencyOutcome.INVALID_KEY);
 			this.listener.onRejected(IdempotencyRequestListener.Rejection.INVALID_KEY, policy.name());
 			this.problems.write(request, response, IdempotencyProblem.KEY_INVALID,
 					"The '" + this.keyHeader + "' header must be sent once and hold one key of 1 to "
@@ -292,6 +361,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		BufferedRequestWrapper bufferedRequest = BufferedRequestWrapper.read(request, policy.maxRequestBody());
 		if (bufferedRequest == null) {
+			observation.outcome(IdempotencyOutcome.TOO_LARGE);
 			this.listener.onRejected(IdempotencyRequestListener.Rejection.TOO_LARGE, policy.name());
 			this.problems.write(
 					request, response, IdempotencyProblem.REQUEST_TOO_LARGE, "The request body exceeds the "
@@ -304,23 +374,28 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		RequestFingerprint fingerprint = policy.fingerprinter().fingerprint(fingerprintInput(bufferedRequest, policy));
 		Decision decision = this.engine.begin(key, fingerprint, enginePolicy(request, policy));
 		if (decision instanceof Decision.Execute execute) {
-			execute(execute.execution(), policy, bufferedRequest, response, chain);
+			observation.executing(execute.execution());
+			execute(execute.execution(), policy, bufferedRequest, response, chain, observation);
 		}
 		else if (decision instanceof Decision.Replay replay) {
+			observation.outcome(IdempotencyOutcome.REPLAYED);
 			replay(replay, key, request, response);
 		}
 		else if (decision instanceof Decision.InProgress inProgress) {
+			observation.outcome(IdempotencyOutcome.IN_PROGRESS);
 			this.problems.write(request, response, IdempotencyProblem.REQUEST_IN_PROGRESS,
 					"A request with this key is still being processed; retry after "
 							+ inProgress.retryAfter().getSeconds() + " second(s).",
 					clientKey, inProgress.retryAfter(), -1);
 		}
 		else if (decision instanceof Decision.Mismatch) {
+			observation.outcome(IdempotencyOutcome.MISMATCH);
 			this.problems.write(request, response, IdempotencyProblem.KEY_REUSED,
 					"This key was already used for a different request (method, path, query, headers or body).",
 					clientKey, null, -1);
 		}
 		else if (decision instanceof Decision.Unavailable unavailable) {
+			observation.outcome(IdempotencyOutcome.STORE_UNAVAILABLE);
 			this.problems.write(request, response, IdempotencyProblem.STORE_UNAVAILABLE,
 					"The idempotency store is unavailable, so the request was not processed; retry after "
 							+ unavailable.retryAfter().getSeconds() + " second(s).",
@@ -328,6 +403,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		else {
 			// fail-open: the engine has logged it; run without protection
+			observation.outcome(IdempotencyOutcome.FAIL_OPEN);
 			chain.doFilter(bufferedRequest, response);
 		}
 	}
@@ -382,8 +458,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	private void execute(Execution execution, EndpointPolicy policy, HttpServletRequest request,
-			HttpServletResponse response, FilterChain chain) throws ServletException, IOException {
-		Call call = new Call(execution, policy, capture(execution, policy, response));
+			HttpServletResponse response, FilterChain chain, RequestObservation observation)
+			throws ServletException, IOException {
+		Call call = new Call(execution, policy, capture(execution, policy, response), observation);
 		request.setAttribute(CALL_ATTRIBUTE, call);
 		dispatch(call, request, call.capture, chain);
 	}
@@ -398,6 +475,20 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	private void resume(Call call, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		try (Observation.Scope scope = call.observation.openScope()) {
+			resumeObserved(call, request, response, chain);
+		}
+		catch (Throwable ex) {
+			call.observation.fail(ex);
+			throw ex;
+		}
+		if (request.getAttribute(CALL_ATTRIBUTE) != call) {
+			call.observation.stop();
+		}
+	}
+
+	private void resumeObserved(Call call, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		DispatcherType type = request.getDispatcherType();
 		if (type == DispatcherType.ASYNC && !call.awaitingErrorDispatch) {
@@ -426,6 +517,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			// the handler threw (Spring's error handling did not turn it into a
 			// response):
 			// release so that a retry runs it again; a no-op once completed
+			call.observation.error(ex);
 			abandon(call, request);
 			throw ex;
 		}
@@ -519,16 +611,20 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 		final EndpointPolicy policy;
 
+		final RequestObservation observation;
+
 		CapturingResponseWrapper capture;
 
 		volatile boolean awaitingErrorDispatch;
 
 		private boolean asyncListenerAdded;
 
-		Call(Execution execution, EndpointPolicy policy, CapturingResponseWrapper capture) {
+		Call(Execution execution, EndpointPolicy policy, CapturingResponseWrapper capture,
+				RequestObservation observation) {
 			this.execution = execution;
 			this.policy = policy;
 			this.capture = capture;
+			this.observation = observation;
 		}
 
 		boolean isOpen(HttpServletRequest request) {
@@ -545,6 +641,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 					public void onComplete(AsyncEvent event) {
 						// normally ended by the async dispatch already; otherwise release
 						Call.this.execution.close();
+						Call.this.observation.stop();
 					}
 
 					@Override
@@ -576,6 +673,97 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			if (call instanceof Call open) {
 				event.getServletRequest().removeAttribute(CALL_ATTRIBUTE);
 				open.execution.close();
+				open.observation.stop();
+			}
+		}
+
+	}
+
+	/**
+	 * The observation of one request, if any: {@link #NONE} when observations are off.
+	 */
+	private static class RequestObservation {
+
+		static final RequestObservation NONE = new RequestObservation();
+
+		Observation.Scope openScope() {
+			return Observation.Scope.NOOP;
+		}
+
+		void outcome(IdempotencyOutcome outcome) {
+		}
+
+		void executing(Execution execution) {
+		}
+
+		void error(Throwable error) {
+		}
+
+		void fail(Throwable error) {
+		}
+
+		void stop() {
+		}
+
+	}
+
+	/**
+	 * A started observation; stopped once, on whichever thread ends the request.
+	 */
+	private static final class ObservedRequest extends RequestObservation {
+
+		private final Observation observation;
+
+		private final IdempotencyObservationContext context;
+
+		private final AtomicBoolean stopped = new AtomicBoolean();
+
+		private volatile @Nullable Execution execution;
+
+		ObservedRequest(Observation observation, IdempotencyObservationContext context) {
+			this.observation = observation;
+			this.context = context;
+		}
+
+		@Override
+		Observation.Scope openScope() {
+			return this.observation.openScope();
+		}
+
+		@Override
+		void outcome(IdempotencyOutcome outcome) {
+			this.context.setOutcome(outcome);
+		}
+
+		@Override
+		void executing(Execution execution) {
+			this.execution = execution;
+			this.context.setOutcome(IdempotencyOutcome.EXECUTED);
+		}
+
+		@Override
+		void error(Throwable error) {
+			if (!this.stopped.get()) {
+				this.observation.error(error);
+			}
+		}
+
+		@Override
+		void fail(Throwable error) {
+			if (!this.stopped.get() && this.context.getError() == null) {
+				this.observation.error(error);
+			}
+			stop();
+		}
+
+		@Override
+		void stop() {
+			if (this.stopped.compareAndSet(false, true)) {
+				Execution current = this.execution;
+				if (current != null) {
+					this.context.setCompletion(current.outcome().orElse(null));
+				}
+				this.observation.stop();
 			}
 		}
 

@@ -57,6 +57,11 @@ class OpsTestApplication {
 			return ResponseEntity.status(HttpStatus.CREATED).body("paid:" + body);
 		}
 
+		@PostMapping(path = "/ops/plain", produces = MediaType.TEXT_PLAIN_VALUE)
+		String plain(@RequestBody(required = false) String body) {
+			return "plain:" + body;
+		}
+
 		@PostMapping(path = "/ops/slow", produces = MediaType.TEXT_PLAIN_VALUE)
 		@Idempotent("metered")
 		String slow(@RequestBody(required = false) String body) throws InterruptedException {

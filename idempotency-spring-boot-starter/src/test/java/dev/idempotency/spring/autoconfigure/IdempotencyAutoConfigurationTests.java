@@ -40,6 +40,9 @@ import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.spring.web.IdempotentEndpoint;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
+import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
+import io.micrometer.observation.tck.TestObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -58,7 +61,9 @@ import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfig
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
@@ -321,6 +326,22 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
+	void filterObservesRequestsWithTheObservationRegistryAndConventionBeans() {
+		this.runner.withUserConfiguration(ObservationConfiguration.class)
+			.withPropertyValues("idempotency.store.type=memory", "idempotency.endpoints[0].path=/pay")
+			.run((context) -> {
+				MockHttpServletRequest request = new MockHttpServletRequest("POST", "/pay");
+				request.addHeader("Idempotency-Key", "k-1");
+				context.getBean(IdempotencyFilter.class)
+					.doFilter(request, new MockHttpServletResponse(), new MockFilterChain());
+				assertThat(context.getBean(TestObservationRegistry.class)).hasSingleObservationThat()
+					.hasNameEqualTo("custom.idempotency")
+					.hasLowCardinalityKeyValue("outcome", "executed")
+					.hasBeenStopped();
+			});
+	}
+
+	@Test
 	void nonServletApplicationGetsNothing() {
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
 			.run((context) -> {
@@ -399,6 +420,21 @@ class IdempotencyAutoConfigurationTests {
 		@Bean
 		IdempotencyFilter userFilter(IdempotencyEngine engine, EndpointPolicies policies) {
 			return new IdempotencyFilter(engine, (request) -> null, policies);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ObservationConfiguration {
+
+		@Bean
+		TestObservationRegistry observationRegistry() {
+			return TestObservationRegistry.create();
+		}
+
+		@Bean
+		IdempotencyObservationConvention idempotencyObservationConvention() {
+			return new DefaultIdempotencyObservationConvention("custom.idempotency");
 		}
 
 	}

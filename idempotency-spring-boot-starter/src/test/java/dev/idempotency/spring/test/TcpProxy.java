@@ -40,14 +40,18 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A TCP proxy for tests that puts a controllable network between a client and a real
  * server: it listens on an ephemeral loopback port and forwards every connection to a
- * target address, and it can {@link #cut() cut} the network or {@link #setDelay(Duration)
- * slow it down} on demand.
+ * target address, and it can {@link #cut() cut} the network, {@link #pause() pause} it or
+ * {@link #setDelay(Duration) slow it down} on demand.
  * <ul>
  * <li>{@link #cut()} resets (TCP RST) every open connection, on both sides, and resets
  * every new connection as soon as it is accepted, until {@link #restore()}. Clients see
  * what they see when a server or a network link dies: "connection reset" on live
  * connections and failed reconnections. The listening port stays bound, so a client can
  * reconnect to the same address once the network is restored.
+ * <li>{@link #pause()} holds every chunk read from either side, on live and new
+ * connections, until {@link #resume()}, and then forwards it: connections stay open and
+ * nothing is lost. Clients see silence, as with a network partition that heals or a
+ * frozen server: their calls block until their own time-outs, if any.
  * <li>{@link #setDelay(Duration)} holds each chunk read from either side for the delay
  * before writing it to the other side. Chunks keep their order, so a direction carries at
  * most one chunk per delay: meant for latency, not for bandwidth tests.
@@ -59,8 +63,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * direction), plus one briefly to connect to the target; every thread blocks in socket
  * I/O or in the delay, none spins. At most {@value #MAX_CONNECTIONS} connections are
  * forwarded at a time; further ones are reset. Counters ({@link #acceptedConnections()},
- * {@link #refusedConnections()}, {@link #bytesToTarget()}, {@link #bytesToClient()}) tell
- * what went through.
+ * {@link #refusedConnections()}, {@link #bytesToTarget()}, {@link #bytesToClient()},
+ * {@link #heldChunks()}) tell what went through and what is held.
  * <p>
  * Thread-safe. Close the proxy when done: it closes the port, resets its connections and
  * stops its threads.
@@ -98,7 +102,12 @@ public final class TcpProxy implements AutoCloseable {
 	private boolean cut;
 
 	// guarded by lock
+	private boolean paused;
+
+	// guarded by lock
 	private boolean closed;
+
+	private final AtomicInteger held = new AtomicInteger();
 
 	private volatile long delayNanos;
 
@@ -158,6 +167,8 @@ public final class TcpProxy implements AutoCloseable {
 			this.cut = true;
 			toReset = new ArrayList<>(this.links);
 			this.links.clear();
+			// held chunks of reset connections are dropped
+			this.lock.notifyAll();
 		}
 		for (Link link : toReset) {
 			link.reset();
@@ -172,6 +183,48 @@ public final class TcpProxy implements AutoCloseable {
 		synchronized (this.lock) {
 			this.cut = false;
 		}
+	}
+
+	/**
+	 * Pause the network: hold every chunk read from now on, in either direction and on
+	 * every connection (live or new), until {@link #resume()}. Connections stay open.
+	 * Returns at once; a chunk already being written is not recalled.
+	 */
+	public void pause() {
+		synchronized (this.lock) {
+			this.paused = true;
+		}
+	}
+
+	/**
+	 * Resume the network after {@link #pause()}: held chunks are forwarded, in order, and
+	 * new ones are no longer held.
+	 */
+	public void resume() {
+		synchronized (this.lock) {
+			this.paused = false;
+			this.lock.notifyAll();
+		}
+	}
+
+	/**
+	 * Return whether the network is paused.
+	 * @return {@code true} between {@link #pause()} and {@link #resume()}
+	 */
+	public boolean isPaused() {
+		synchronized (this.lock) {
+			return this.paused;
+		}
+	}
+
+	/**
+	 * Return the number of chunks held by {@link #pause()} now, at most one per
+	 * connection and direction: a positive count means a peer sent something that the
+	 * other has not received.
+	 * @return the count
+	 */
+	public int heldChunks() {
+		return this.held.get();
 	}
 
 	/**
@@ -252,6 +305,7 @@ public final class TcpProxy implements AutoCloseable {
 			this.closed = true;
 			toReset = new ArrayList<>(this.links);
 			this.links.clear();
+			this.lock.notifyAll();
 		}
 		closeQuietly(this.serverSocket);
 		for (Link link : toReset) {
@@ -351,6 +405,30 @@ public final class TcpProxy implements AutoCloseable {
 	private void remove(Link link) {
 		synchronized (this.lock) {
 			this.links.remove(link);
+			this.lock.notifyAll();
+		}
+	}
+
+	// false if the link was reset or the proxy closed while the chunk was held
+	private boolean awaitResumed(Link link) {
+		synchronized (this.lock) {
+			if (!this.paused) {
+				return true;
+			}
+			this.held.incrementAndGet();
+			try {
+				while (this.paused && !this.closed && this.links.contains(link)) {
+					this.lock.wait();
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return false;
+			}
+			finally {
+				this.held.decrementAndGet();
+			}
+			return !this.closed && this.links.contains(link);
 		}
 	}
 
@@ -431,6 +509,9 @@ public final class TcpProxy implements AutoCloseable {
 					long delay = TcpProxy.this.delayNanos;
 					if (delay > 0 && !sleep(delay)) {
 						throw new IOException("Proxy closing");
+					}
+					if (!awaitResumed(this)) {
+						throw new IOException("Connection reset or proxy closing while paused");
 					}
 					out.write(buffer, 0, read);
 					out.flush();

@@ -42,7 +42,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * {@link TcpProxy} in front of a small echo server: bytes go through both ways, a cut
- * resets live connections and refuses new ones until restored, a delay adds latency.
+ * resets live connections and refuses new ones until restored, a pause holds bytes until
+ * resumed, a delay adds latency.
  *
  * @author Idempotency contributors
  */
@@ -119,6 +120,42 @@ class TcpProxyIT {
 	}
 
 	@Test
+	void pauseHoldsBytesOnLiveAndNewConnectionsUntilResumed() throws Exception {
+		try (Socket live = connect()) {
+			assertThat(roundTrip(live, "before")).isEqualTo("before");
+			long forwarded = this.proxy.bytesToTarget();
+			this.proxy.pause();
+			assertThat(this.proxy.isPaused()).isTrue();
+			send(live, "held");
+			try (Socket fresh = connect()) {
+				send(fresh, "new");
+				awaitHeldChunks(2);
+				assertThat(this.proxy.bytesToTarget()).isEqualTo(forwarded);
+				assertThat(this.proxy.openConnections()).isEqualTo(2);
+				this.proxy.resume();
+				assertThat(new String(readExactly(live.getInputStream(), 4), StandardCharsets.US_ASCII))
+					.isEqualTo("held");
+				assertThat(new String(readExactly(fresh.getInputStream(), 3), StandardCharsets.US_ASCII))
+					.isEqualTo("new");
+			}
+			awaitHeldChunks(0);
+			assertThat(roundTrip(live, "after")).isEqualTo("after");
+		}
+	}
+
+	@Test
+	void cutDropsChunksHeldByAPause() throws Exception {
+		try (Socket live = connect()) {
+			this.proxy.pause();
+			send(live, "held");
+			awaitHeldChunks(1);
+			this.proxy.cut();
+			assertBroken(live);
+			awaitHeldChunks(0);
+		}
+	}
+
+	@Test
 	void delayAddsLatency() throws IOException {
 		Duration delay = Duration.ofMillis(150);
 		try (Socket socket = connect()) {
@@ -171,6 +208,19 @@ class TcpProxyIT {
 		catch (IOException ex) {
 			// closing a reset socket
 		}
+	}
+
+	private static void send(Socket socket, String message) throws IOException {
+		socket.getOutputStream().write(message.getBytes(StandardCharsets.US_ASCII));
+		socket.getOutputStream().flush();
+	}
+
+	private void awaitHeldChunks(int count) throws InterruptedException {
+		long deadline = System.nanoTime() + 5_000_000_000L;
+		while (this.proxy.heldChunks() != count && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		assertThat(this.proxy.heldChunks()).isEqualTo(count);
 	}
 
 	private static String roundTrip(Socket socket, String message) throws IOException {

@@ -1,0 +1,117 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web.observation;
+
+import io.micrometer.common.docs.KeyName;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationConvention;
+import io.micrometer.observation.docs.ObservationDocumentation;
+
+/**
+ * Documentation of the observation the idempotency filter makes of each request to an
+ * idempotent endpoint that carries (or needs) a key.
+ * <p>
+ * The observation starts once the filter knows the request is subject to the contract and
+ * stops when the request's idempotent handling ends: after the replay or the problem is
+ * written, or, for an executed request, after its response is stored (or released) and
+ * written, including asynchronous handlers and error dispatches. It is a child of the
+ * current observation (the HTTP server observation, when Spring's
+ * {@code ServerHttpObservationFilter} runs before the filter), and it is current while
+ * the handler runs, so the handler's own observations are its children.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public enum IdempotencyObservationDocumentation implements ObservationDocumentation {
+
+	/**
+	 * A request to an idempotent endpoint.
+	 */
+	IDEMPOTENT_REQUEST {
+
+		@Override
+		public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
+			return DefaultIdempotencyObservationConvention.class;
+		}
+
+		@Override
+		public KeyName[] getLowCardinalityKeyNames() {
+			return LowCardinalityKeyNames.values();
+		}
+
+	};
+
+	/**
+	 * Low-cardinality keys of the observation. There are no high-cardinality keys.
+	 */
+	public enum LowCardinalityKeyNames implements KeyName {
+
+		/**
+		 * How the request was answered: one of the values of {@link IdempotencyOutcome},
+		 * or {@code unknown} if the filter failed before deciding.
+		 */
+		OUTCOME {
+
+			@Override
+			public String asString() {
+				return "outcome";
+			}
+
+		},
+
+		/**
+		 * Name of the endpoint's policy.
+		 */
+		POLICY {
+
+			@Override
+			public String asString() {
+				return "policy";
+			}
+
+		},
+
+		/**
+		 * Whether a stored response answered the request: {@code true} or {@code false}.
+		 */
+		REPLAYED {
+
+			@Override
+			public String asString() {
+				return "replayed";
+			}
+
+		},
+
+		/**
+		 * How the execution of an executed request ended: {@code stored},
+		 * {@code released}, {@code fenced} (another request took the key over and this
+		 * response was not stored) or {@code failed} (the store could not be written);
+		 * {@code none} for requests that were not executed.
+		 */
+		COMPLETION {
+
+			@Override
+			public String asString() {
+				return "completion";
+			}
+
+		}
+
+	}
+
+}
