@@ -20,16 +20,19 @@ import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The HTTP contract over the tiered store in lookup claim mode
- * ({@code idempotency.tiered.claim=lookup}) on real servers.
+ * ({@code idempotency.tiered.claim=lookup}) on real servers. Its context is closed after
+ * the class, so that its connection pool is not kept open for the rest of the run.
  *
  * @author Idempotency contributors
  */
+@DirtiesContext
 @TestPropertySource(
 		properties = { "idempotency.tiered.claim=lookup", "idempotency.redis.key-prefix=it-http-tiered-lookup:" })
 class TieredLookupClaimHttpContractIT extends TieredHttpContractIT {
