@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.idempotency.core.engine.StoreFailureMode;
+import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -903,6 +904,16 @@ public class IdempotencyProperties {
 		 */
 		private Duration openDuration = Duration.ofSeconds(5);
 
+		/**
+		 * Where a first request's claim is recorded while its handler runs. 'durable'
+		 * writes it to PostgreSQL too (two PostgreSQL writes per first request; no
+		 * duplicate ever runs the handler again, whatever Redis loses). 'lookup' keeps it
+		 * in Redis only and reads PostgreSQL instead (one read and one write per first
+		 * request); a duplicate arriving while Redis has lost a running handler's claim
+		 * runs the handler a second time.
+		 */
+		private TieredClaimMode claim = TieredClaimMode.DURABLE;
+
 		public int getFailureThreshold() {
 			return this.failureThreshold;
 		}
@@ -917,6 +928,14 @@ public class IdempotencyProperties {
 
 		public void setOpenDuration(Duration openDuration) {
 			this.openDuration = openDuration;
+		}
+
+		public TieredClaimMode getClaim() {
+			return this.claim;
+		}
+
+		public void setClaim(TieredClaimMode claim) {
+			this.claim = claim;
 		}
 
 	}

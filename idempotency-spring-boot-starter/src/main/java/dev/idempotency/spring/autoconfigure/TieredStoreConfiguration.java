@@ -62,6 +62,7 @@ class TieredStoreConfiguration {
 		}
 		store.setFailureThreshold(properties.getTiered().getFailureThreshold());
 		store.setOpenDuration(properties.getTiered().getOpenDuration());
+		store.setClaimMode(properties.getTiered().getClaim());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
 		return store;
 	}

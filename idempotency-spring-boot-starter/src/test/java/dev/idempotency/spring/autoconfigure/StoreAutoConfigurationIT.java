@@ -25,6 +25,7 @@ import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.test.TestServers;
 import org.junit.jupiter.api.AfterAll;
@@ -79,10 +80,19 @@ class StoreAutoConfigurationIT {
 		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class).run((context) -> {
 			assertThat(context).hasSingleBean(IdempotencyStore.class);
 			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(TieredIdempotencyStore.class);
+			assertThat(context.getBean(TieredIdempotencyStore.class).getClaimMode()).isEqualTo(TieredClaimMode.DURABLE);
 			assertThat(context).hasSingleBean(JdbcIdempotencySchemaInitializer.class);
 			assertThat(context).hasSingleBean(JdbcCleanupScheduler.class);
 			assertThat(tableExists()).isTrue();
 		});
+	}
+
+	@Test
+	void tieredClaimModeIsConfigurable() {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.tiered.claim=lookup")
+			.run((context) -> assertThat(context.getBean(TieredIdempotencyStore.class).getClaimMode())
+				.isEqualTo(TieredClaimMode.LOOKUP));
 	}
 
 	@Test

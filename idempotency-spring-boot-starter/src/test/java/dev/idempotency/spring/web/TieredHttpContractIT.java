@@ -16,6 +16,8 @@
 
 package dev.idempotency.spring.web;
 
+import java.util.Locale;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.test.TestServers;
@@ -24,6 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.test.context.TestPropertySource;
 
@@ -56,13 +59,19 @@ class TieredHttpContractIT extends AbstractHttpContractIT {
 		}
 
 		@Bean(destroyMethod = "")
-		HikariDataSource dataSource() {
-			return TestServers.postgres().dataSource(SCHEMA);
+		HikariDataSource dataSource(Environment environment) {
+			return TestServers.postgres().dataSource(schema(environment));
 		}
 
 		@Bean
-		SchemaDropper schemaDropper(HikariDataSource dataSource) {
-			return new SchemaDropper(dataSource);
+		SchemaDropper schemaDropper(HikariDataSource dataSource, Environment environment) {
+			return new SchemaDropper(dataSource, schema(environment));
+		}
+
+		// one schema per claim mode: both contexts stay cached side by side
+		private static String schema(Environment environment) {
+			return SCHEMA + "_"
+					+ environment.getProperty("idempotency.tiered.claim", "durable").toLowerCase(Locale.ROOT);
 		}
 
 	}
@@ -74,13 +83,16 @@ class TieredHttpContractIT extends AbstractHttpContractIT {
 
 		private final HikariDataSource dataSource;
 
-		SchemaDropper(HikariDataSource dataSource) {
+		private final String schema;
+
+		SchemaDropper(HikariDataSource dataSource, String schema) {
 			this.dataSource = dataSource;
+			this.schema = schema;
 		}
 
 		@Override
 		public void close() {
-			TestServers.Postgres.dropSchema(this.dataSource, SCHEMA);
+			TestServers.Postgres.dropSchema(this.dataSource, this.schema);
 			this.dataSource.close();
 		}
 

@@ -40,6 +40,7 @@ import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.tiered.UnclaimedCompletion;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -65,6 +66,10 @@ import org.jspecify.annotations.Nullable;
  * record whose response cannot be decoded fails with {@link IdempotencyStoreException}.
  * Expired rows are not deleted by this class: schedule a {@link JdbcIdempotencyCleaner}.
  * <p>
+ * As the durable tier of a
+ * {@link dev.idempotency.spring.store.tiered.TieredIdempotencyStore} in lookup claim
+ * mode, it also stores completions of keys it never claimed ({@link #completeUnclaimed}).
+ * <p>
  * This class is thread-safe once configured; configure it (setters) before first use. No
  * argument may be {@code null}. Failures of the database or of the connection pool are
  * thrown as {@link IdempotencyStoreException}; connection and socket time-outs are those
@@ -73,7 +78,7 @@ import org.jspecify.annotations.Nullable;
  * @author Idempotency contributors
  * @since 0.1.0
  */
-public class JdbcIdempotencyStore implements IdempotencyStore {
+public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompletion {
 
 	/**
 	 * Default name of the records table.
@@ -134,6 +139,27 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 				RETURNING 1
 			)
 			SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (
+				SELECT 1 FROM %TABLE%
+				WHERE id = ? AND owner_token = ? AND status = 'C' AND expires_at > now())
+			""";
+
+	// The one write of a lookup-mode first request: insert the completed record, or
+	// overwrite an expired row or our own processing row, never a live row of another
+	// owner. A completion retried by the same owner finds its own completed row.
+	private static final String COMPLETE_UNCLAIMED = """
+			WITH ups AS (
+				INSERT INTO %TABLE% AS t (id, scope, idem_key, fingerprint, status, owner_token, created_at,
+					lease_expires_at, expires_at, response)
+				VALUES (?, ?, ?, ?, 'C', ?, now(), NULL, now() + ? * INTERVAL '1 millisecond', ?)
+				ON CONFLICT (id) DO UPDATE
+				SET scope = EXCLUDED.scope, idem_key = EXCLUDED.idem_key, fingerprint = EXCLUDED.fingerprint,
+					status = 'C', owner_token = EXCLUDED.owner_token,
+					created_at = CASE WHEN t.expires_at <= now() THEN now() ELSE t.created_at END,
+					lease_expires_at = NULL, expires_at = EXCLUDED.expires_at, response = EXCLUDED.response
+				WHERE t.expires_at <= now() OR (t.owner_token = EXCLUDED.owner_token AND t.status = 'P')
+				RETURNING 1
+			)
+			SELECT EXISTS (SELECT 1 FROM ups) OR EXISTS (
 				SELECT 1 FROM %TABLE%
 				WHERE id = ? AND owner_token = ? AND status = 'C' AND expires_at > now())
 			""";
@@ -315,6 +341,42 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 		});
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * One statement, {@code INSERT ... ON CONFLICT (id) DO UPDATE} conditional on the
+	 * existing row having expired or being processed by {@code token}.
+	 */
+	@Override
+	public boolean completeUnclaimed(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			StoredResponse response, Duration ttl) {
+		Objects.requireNonNull(key, "'key' must not be null");
+		Objects.requireNonNull(fingerprint, "'fingerprint' must not be null");
+		Objects.requireNonNull(token, "'token' must not be null");
+		Objects.requireNonNull(response, "'response' must not be null");
+		long ttlMillis = positiveMillis(ttl, "ttl");
+		byte[] id = key.digest();
+		UUID owner = toUuid(token);
+		byte[] encoded = this.codec.encode(response);
+		String sql = this.statements.completeUnclaimed;
+		return JdbcSupport.execute(this.dataSource, "complete", (connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement(sql)) {
+				statement.setBytes(1, id);
+				statement.setString(2, key.scope());
+				statement.setString(3, key.key());
+				statement.setBytes(4, fingerprint.toByteArray());
+				statement.setObject(5, owner);
+				statement.setLong(6, ttlMillis);
+				statement.setBytes(7, encoded);
+				statement.setBytes(8, id);
+				statement.setObject(9, owner);
+				try (ResultSet row = statement.executeQuery()) {
+					return row.next() && row.getBoolean(1);
+				}
+			}
+		});
+	}
+
 	@Override
 	public boolean release(IdempotencyKey key, OwnerToken token) {
 		Objects.requireNonNull(key, "'key' must not be null");
@@ -448,6 +510,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 
 		private final String complete;
 
+		private final String completeUnclaimed;
+
 		private final String release;
 
 		private final String extend;
@@ -461,6 +525,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore {
 			this.acquire = table.substitute(ACQUIRE);
 			this.takeOver = table.substitute(TAKE_OVER);
 			this.complete = table.substitute(COMPLETE);
+			this.completeUnclaimed = table.substitute(COMPLETE_UNCLAIMED);
 			this.release = table.substitute(RELEASE);
 			this.extend = table.substitute(EXTEND);
 			this.find = table.substitute(FIND);

@@ -18,11 +18,16 @@ package dev.idempotency.spring.store.tiered;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
@@ -61,6 +66,20 @@ import org.jspecify.annotations.Nullable;
  * time-outs; then one trial call decides whether it closes again. A failing durable tier
  * fails the operation: without the source of truth nothing may run.
  * <p>
+ * <b>Claim modes.</b> The above is the default {@link TieredClaimMode#DURABLE durable}
+ * claim. In {@link TieredClaimMode#LOOKUP lookup} claim mode the fast tier's claim is the
+ * only claim while the handler runs: a key granted by the fast tier is looked up in the
+ * durable tier ({@link IdempotencyStore#find find}, one read) and acquired if the durable
+ * tier holds no record; {@link #complete} writes the fast tier first (its owner-token
+ * check is the fencing) and then the durable tier once
+ * ({@link UnclaimedCompletion#completeUnclaimed}); {@link #release} and {@link #extend}
+ * only use the fast tier. The store remembers the fingerprint of each lookup claim it
+ * granted until the claim ends, so the completion of a claim must be made through the
+ * same instance that acquired it (as {@code IdempotencyEngine} does). When the fast tier
+ * fails or the breaker is open, keys are claimed in the durable tier as in durable mode.
+ * A duplicate that arrives while the fast tier has lost (or cannot reach) a running
+ * handler's claim runs the handler a second time: see {@link TieredClaimMode#LOOKUP}.
+ * <p>
  * Thread-safe; configure it before use. No argument may be {@code null} unless stated.
  *
  * @author Idempotency contributors
@@ -82,6 +101,9 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 
 	private static final String EVICT = "evict";
 
+	// lookup claims registered between two sweeps of the ones past their record's expiry
+	private static final int SWEEP_INTERVAL = 1024;
+
 	private final IdempotencyStore fast;
 
 	private final IdempotencyStore durable;
@@ -93,6 +115,13 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	private volatile Clock clock = Clock.systemUTC();
 
 	private volatile TieredStoreListener listener = TieredStoreListener.NONE;
+
+	private volatile TieredClaimMode claimMode = TieredClaimMode.DURABLE;
+
+	// lookup claims granted by this instance and not yet ended, by owner token
+	private final Map<OwnerToken, LookupClaim> lookupClaims = new ConcurrentHashMap<>();
+
+	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
 
 	/**
 	 * Create a tiered store.
@@ -118,6 +147,34 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			throw new IllegalArgumentException("'fastTtl' must be positive");
 		}
 		this.fastTtl = fastTtl;
+	}
+
+	/**
+	 * Set where the claim of a first request is recorded while its handler runs. Defaults
+	 * to {@link TieredClaimMode#DURABLE}: in both tiers, so that no duplicate ever runs
+	 * the handler again, at the cost of two durable writes per first request.
+	 * {@link TieredClaimMode#LOOKUP} replaces the durable claim with a durable read and
+	 * accepts the failure window described there.
+	 * @param claimMode the claim mode
+	 * @throws IllegalArgumentException if the mode is {@link TieredClaimMode#LOOKUP} and
+	 * the durable tier does not implement {@link UnclaimedCompletion}
+	 */
+	public void setClaimMode(TieredClaimMode claimMode) {
+		Objects.requireNonNull(claimMode, "'claimMode' must not be null");
+		if (claimMode == TieredClaimMode.LOOKUP && !(this.durable instanceof UnclaimedCompletion)) {
+			throw new IllegalArgumentException("The lookup claim mode needs a durable tier that implements "
+					+ UnclaimedCompletion.class.getSimpleName() + ", " + this.durable.getClass().getName()
+					+ " does not");
+		}
+		this.claimMode = claimMode;
+	}
+
+	/**
+	 * Return where the claim of a first request is recorded.
+	 * @return the claim mode
+	 */
+	public TieredClaimMode getClaimMode() {
+		return this.claimMode;
 	}
 
 	/**
@@ -217,13 +274,84 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			return this.durable.acquire(key, fingerprint, token, lease, ttl);
 		}
 		this.breaker.onSuccess();
+		boolean lookup = this.claimMode == TieredClaimMode.LOOKUP;
 		if (fastResult instanceof AcquireResult.Acquired) {
-			return acquireDurable(key, fingerprint, token, lease, ttl);
+			return lookup ? lookUpDurable(key, fingerprint, token, lease, ttl)
+					: acquireDurable(key, fingerprint, token, lease, ttl);
 		}
 		if (fastResult instanceof AcquireResult.Mismatch) {
-			return confirmMismatch(key, fingerprint, token, lease, ttl);
+			return lookup ? confirmMismatchByLookUp(key, fingerprint)
+					: confirmMismatch(key, fingerprint, token, lease, ttl);
 		}
 		return fastResult;
+	}
+
+	// lookup mode, the fast tier granted the key: read the durable record, write nothing
+	private AcquireResult lookUpDurable(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			Duration lease, Duration ttl) {
+		Optional<IdempotencyRecord> found;
+		try {
+			found = this.durable.find(key);
+		}
+		catch (RuntimeException ex) {
+			RuntimeException releaseFailure = releaseFast(key, token);
+			if (releaseFailure != null) {
+				ex.addSuppressed(releaseFailure);
+			}
+			throw ex;
+		}
+		if (found.isEmpty()) {
+			registerLookupClaim(key, fingerprint, token, lease, ttl);
+			return new AcquireResult.Acquired(token);
+		}
+		IdempotencyRecord record = found.get();
+		if (!record.fingerprint().equals(fingerprint)) {
+			releaseFast(key, token);
+			return new AcquireResult.Mismatch();
+		}
+		StoredResponse response = record.response();
+		if (record.status() == IdempotencyStatus.COMPLETED && response != null) {
+			// the fast tier had lost the record: copy it back over the claim we hold
+			AcquireResult.Replay replay = new AcquireResult.Replay(response, record.expiresAt());
+			rewarm(key, token, replay, ttl);
+			return replay;
+		}
+		// a durable claim (made while the fast tier was skipped): only the durable tier
+		// can tell a live lease from a lapsed one and take it over atomically
+		return acquireDurable(key, fingerprint, token, lease, ttl);
+	}
+
+	// lookup mode: the fast record may be a live claim the durable tier knows nothing of,
+	// so the durable tier can only overrule the mismatch with a replay, never claim
+	private AcquireResult confirmMismatchByLookUp(IdempotencyKey key, RequestFingerprint fingerprint) {
+		Optional<IdempotencyRecord> found = this.durable.find(key);
+		if (found.isPresent()) {
+			IdempotencyRecord record = found.get();
+			StoredResponse response = record.response();
+			if (record.fingerprint().equals(fingerprint) && record.status() == IdempotencyStatus.COMPLETED
+					&& response != null) {
+				return new AcquireResult.Replay(response, record.expiresAt());
+			}
+		}
+		return new AcquireResult.Mismatch();
+	}
+
+	private void registerLookupClaim(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			Duration lease, Duration ttl) {
+		long now = System.nanoTime();
+		Duration lifetime = (lease.compareTo(ttl) > 0) ? lease : ttl;
+		this.lookupClaims.put(token, new LookupClaim(key, fingerprint, now + saturatedNanos(lifetime)));
+		if (this.claimsSinceSweep.incrementAndGet() >= SWEEP_INTERVAL) {
+			this.claimsSinceSweep.set(0);
+			// claims whose end was never reported (the completion failed for good): their
+			// records have expired in the fast tier by now
+			this.lookupClaims.values().removeIf((claim) -> claim.expiredAt(now));
+		}
+	}
+
+	private @Nullable LookupClaim lookupClaim(IdempotencyKey key, OwnerToken token) {
+		LookupClaim claim = this.lookupClaims.get(token);
+		return (claim != null && claim.key().equals(key)) ? claim : null;
 	}
 
 	private AcquireResult acquireDurable(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
@@ -278,6 +406,10 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		LookupClaim claim = lookupClaim(key, token);
+		if (claim != null) {
+			return completeLookupClaim(key, token, claim, response, ttl);
+		}
 		// durable first: the client must never receive a response that could be lost
 		if (!this.durable.complete(key, token, response, ttl)) {
 			return false;
@@ -290,8 +422,68 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		return true;
 	}
 
+	// lookup mode: the fast tier holds the claim, so its owner-token check fences the
+	// completion before the one durable write
+	private boolean completeLookupClaim(IdempotencyKey key, OwnerToken token, LookupClaim claim,
+			StoredResponse response, Duration ttl) {
+		if (permitFast(COMPLETE)) {
+			boolean completedFast;
+			try {
+				completedFast = this.fast.complete(key, token, response, fastTtl(ttl));
+			}
+			catch (RuntimeException ex) {
+				// the fast tier cannot fence: the durable tier still refuses to overwrite
+				// another owner's record
+				fastFailed(COMPLETE, ex);
+				return completeDurably(key, token, claim, response, ttl, false);
+			}
+			this.breaker.onSuccess();
+			if (!completedFast && takenOver(key, token)) {
+				this.lookupClaims.remove(token);
+				return false;
+			}
+			return completeDurably(key, token, claim, response, ttl, completedFast);
+		}
+		return completeDurably(key, token, claim, response, ttl, false);
+	}
+
+	private boolean completeDurably(IdempotencyKey key, OwnerToken token, LookupClaim claim, StoredResponse response,
+			Duration ttl, boolean completedFast) {
+		// an exception keeps the claim: the engine retries the completion
+		boolean stored = ((UnclaimedCompletion) this.durable).completeUnclaimed(key, claim.fingerprint(), token,
+				response, ttl);
+		this.lookupClaims.remove(token);
+		if (!stored && completedFast) {
+			// another execution's response is the durable one: do not let the fast tier
+			// replay ours
+			tryFast(COMPLETE, () -> this.fast.evict(key));
+		}
+		return stored;
+	}
+
+	// the fast tier refused our completion: fenced if another owner holds the record
+	// there, not if the record is simply gone (flushed, evicted)
+	private boolean takenOver(IdempotencyKey key, OwnerToken token) {
+		Optional<IdempotencyRecord> found;
+		try {
+			found = this.fast.find(key);
+		}
+		catch (RuntimeException ex) {
+			fastFailed(COMPLETE, ex);
+			return false;
+		}
+		this.breaker.onSuccess();
+		return found.isPresent() && !found.get().owner().equals(token);
+	}
+
 	@Override
 	public boolean release(IdempotencyKey key, OwnerToken token) {
+		if (lookupClaim(key, token) != null) {
+			// the durable tier holds nothing of this claim; the engine does not retry a
+			// release, so the claim ends here whatever happens
+			this.lookupClaims.remove(token);
+			return onLookupClaim(RELEASE, key, () -> this.fast.release(key, token));
+		}
 		boolean released = this.durable.release(key, token);
 		// only ever removes a record that this token owns, whatever the durable answer
 		if (permitFast(RELEASE)) {
@@ -302,6 +494,14 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+		LookupClaim claim = lookupClaim(key, token);
+		if (claim != null) {
+			boolean extended = onLookupClaim(EXTEND, key, () -> this.fast.extend(key, token, lease));
+			if (extended) {
+				this.lookupClaims.computeIfPresent(token, (owner, current) -> current.extendedBy(lease));
+			}
+			return extended;
+		}
 		boolean extended = this.durable.extend(key, token, lease);
 		if (extended && permitFast(EXTEND)) {
 			tryFast(EXTEND, () -> this.fast.extend(key, token, lease));
@@ -311,8 +511,9 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 
 	@Override
 	public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+		Optional<IdempotencyRecord> durableRecord;
 		try {
-			return this.durable.find(key);
+			durableRecord = this.durable.find(key);
 		}
 		catch (RuntimeException ex) {
 			if (!this.breaker.tryAcquirePermission()) {
@@ -330,6 +531,20 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			this.breaker.onSuccess();
 			return found;
 		}
+		if (durableRecord.isEmpty() && this.claimMode == TieredClaimMode.LOOKUP && permitFast(FIND)) {
+			// a lookup claim in progress is only known to the fast tier
+			Optional<IdempotencyRecord> found;
+			try {
+				found = this.fast.find(key);
+			}
+			catch (RuntimeException ex) {
+				fastFailed(FIND, ex);
+				return durableRecord;
+			}
+			this.breaker.onSuccess();
+			return found;
+		}
+		return durableRecord;
 	}
 
 	/**
@@ -398,6 +613,32 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		return tryFast(ACQUIRE, () -> this.fast.release(key, token));
 	}
 
+	// lookup mode: the fast tier alone holds the claim, so its failure fails the
+	// operation
+	private boolean onLookupClaim(String operation, IdempotencyKey key, BooleanSupplier call) {
+		if (!this.breaker.tryAcquirePermission()) {
+			throw new IdempotencyStoreException("Cannot " + operation + " the claim of key '" + key
+					+ "': the fast tier holds it and is skipped while the circuit breaker is open");
+		}
+		boolean result;
+		try {
+			result = call.getAsBoolean();
+		}
+		catch (RuntimeException ex) {
+			fastFailed(operation, ex);
+			throw (ex instanceof IdempotencyStoreException storeException) ? storeException
+					: new IdempotencyStoreException("Fast tier failed to " + operation + " key '" + key + "'", ex);
+		}
+		this.breaker.onSuccess();
+		return result;
+	}
+
+	private static long saturatedNanos(Duration duration) {
+		// far enough for any record, close enough that nanoTime arithmetic cannot wrap
+		Duration cap = Duration.ofDays(36_500);
+		return ((duration.compareTo(cap) < 0) ? duration : cap).toNanos();
+	}
+
 	private void skipped(String operation) {
 		this.listener.onFallback(operation, null);
 	}
@@ -424,6 +665,24 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			logger.debug("Fast tier trial call failed: circuit breaker open again");
 		}
 		this.listener.onBreakerStateChange(from, to);
+	}
+
+	/**
+	 * A lookup claim granted by this instance: what its completion needs to write the
+	 * durable record, and until when (by {@link System#nanoTime()}) the claim's record
+	 * can live.
+	 */
+	private record LookupClaim(IdempotencyKey key, RequestFingerprint fingerprint, long deadlineNanos) {
+
+		boolean expiredAt(long nanoTime) {
+			return nanoTime - this.deadlineNanos > 0;
+		}
+
+		LookupClaim extendedBy(Duration lease) {
+			long candidate = System.nanoTime() + saturatedNanos(lease);
+			return (candidate - this.deadlineNanos > 0) ? new LookupClaim(this.key, this.fingerprint, candidate) : this;
+		}
+
 	}
 
 }

@@ -23,8 +23,12 @@ import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
 
@@ -43,6 +47,8 @@ public final class CountingDataSource {
 
 	private final AtomicInteger connections = new AtomicInteger();
 
+	private final Queue<String> executed = new ConcurrentLinkedQueue<>();
+
 	private final DataSource dataSource;
 
 	/**
@@ -50,11 +56,18 @@ public final class CountingDataSource {
 	 * @param target the data source to count
 	 */
 	public CountingDataSource(DataSource target) {
-		this.dataSource = proxy(DataSource.class, target, (result) -> {
+		this.dataSource = proxy(DataSource.class, target, null, (result, ignored) -> {
 			if (result instanceof Connection connection) {
 				this.connections.incrementAndGet();
-				return proxy(Connection.class, connection, (created) -> (created instanceof Statement statement)
-						? proxy(statementType(statement), statement, null) : created);
+				return proxy(Connection.class, connection, null, (created, args) -> {
+					if (created instanceof Statement statement) {
+						// prepareStatement(sql, ...) and prepareCall(sql, ...) name the
+						// SQL
+						String sql = (args != null && args.length > 0 && args[0] instanceof String text) ? text : null;
+						return proxy(statementType(statement), statement, sql, null);
+					}
+					return created;
+				});
 			}
 			return result;
 		});
@@ -73,7 +86,33 @@ public final class CountingDataSource {
 	 * @return the number of statement executions
 	 */
 	public int takeExecutions() {
+		this.executed.clear();
 		return this.executions.getAndSet(0);
+	}
+
+	/**
+	 * Return the SQL of the prepared statements executed since the last call, in order,
+	 * and start again. Statements created without SQL are listed as {@code "?"}.
+	 * @return the SQL texts
+	 */
+	public List<String> takeStatements() {
+		List<String> statements = new ArrayList<>();
+		String sql;
+		while ((sql = this.executed.poll()) != null) {
+			statements.add(sql);
+		}
+		return statements;
+	}
+
+	/**
+	 * Return whether an SQL text writes: whether it contains an {@code INSERT},
+	 * {@code UPDATE} or {@code DELETE}.
+	 * @param sql the SQL text
+	 * @return {@code true} for a write
+	 */
+	public static boolean isWrite(String sql) {
+		String upper = sql.toUpperCase(Locale.ROOT);
+		return upper.contains("INSERT ") || upper.contains("UPDATE ") || upper.contains("DELETE ");
 	}
 
 	/**
@@ -94,14 +133,15 @@ public final class CountingDataSource {
 		return Statement.class;
 	}
 
-	private <T> T proxy(Class<T> type, T target, @Nullable UnaryOperator<@Nullable Object> wrapResult) {
+	private <T> T proxy(Class<T> type, T target, @Nullable String sql, @Nullable ResultWrapper wrapResult) {
 		Object proxy = Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { type },
 				(instance, method, args) -> {
 					if (isExecution(method)) {
 						this.executions.incrementAndGet();
+						this.executed.add((sql != null) ? sql : "?");
 					}
 					Object result = invoke(method, target, args);
-					return (wrapResult != null) ? wrapResult.apply(result) : result;
+					return (wrapResult != null) ? wrapResult.wrap(result, args) : result;
 				});
 		return type.cast(proxy);
 	}
@@ -117,6 +157,13 @@ public final class CountingDataSource {
 		catch (InvocationTargetException ex) {
 			throw ex.getCause();
 		}
+	}
+
+	@FunctionalInterface
+	private interface ResultWrapper {
+
+		@Nullable Object wrap(@Nullable Object result, @Nullable Object[] args);
+
 	}
 
 }

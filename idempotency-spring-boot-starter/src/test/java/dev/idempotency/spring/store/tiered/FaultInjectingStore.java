@@ -38,11 +38,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * Decorator that counts calls per operation, logs them in a shared journal and fails on
  * demand: always, or at random, before or after the delegate ran (the latter is a reply
- * lost on the way back).
+ * lost on the way back). It offers {@link UnclaimedCompletion} when its delegate does.
  *
  * @author Idempotency contributors
  */
-class FaultInjectingStore implements IdempotencyStore {
+class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion {
 
 	private final String name;
 
@@ -111,6 +111,15 @@ class FaultInjectingStore implements IdempotencyStore {
 	@Override
 	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
 		return call("complete", () -> this.delegate.complete(key, token, response, ttl));
+	}
+
+	@Override
+	public boolean completeUnclaimed(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			StoredResponse response, Duration ttl) {
+		if (!(this.delegate instanceof UnclaimedCompletion unclaimed)) {
+			throw new UnsupportedOperationException(this.name + " cannot complete an unclaimed key");
+		}
+		return call("completeUnclaimed", () -> unclaimed.completeUnclaimed(key, fingerprint, token, response, ttl));
 	}
 
 	@Override

@@ -161,6 +161,7 @@ class TieredIdempotencyStoreFaultIT {
 		this.fast = new FaultInjectingStore("redis", redisStore, null);
 		this.durable = new FaultInjectingStore("postgresql", new JdbcIdempotencyStore(this.proxiedDataSource), null);
 		this.store = new TieredIdempotencyStore(this.fast, this.durable);
+		this.store.setClaimMode(claimMode());
 		this.store.setFailureThreshold(FAILURE_THRESHOLD);
 		this.store.setOpenDuration(OPEN_DURATION);
 		this.store.setListener(new TieredStoreListener() {
@@ -181,6 +182,14 @@ class TieredIdempotencyStoreFaultIT {
 			}
 
 		});
+	}
+
+	/**
+	 * Return the claim mode of the store under test.
+	 * @return the claim mode
+	 */
+	protected TieredClaimMode claimMode() {
+		return TieredClaimMode.DURABLE;
 	}
 
 	@AfterEach
