@@ -18,15 +18,10 @@ package dev.idempotency.sample.reliability;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
@@ -74,7 +69,7 @@ class MultiInstanceIT {
 		// the gateway takes 2s, longer than the policy's 1s in-flight-wait: duplicates
 		// that
 		// arrive while it runs are told to retry, later ones get the replay
-		List<HttpResponse<byte[]>> responses = race(300,
+		List<HttpResponse<byte[]>> responses = PaymentsCluster.race(300,
 				(i) -> cluster.pay(i % INSTANCES, "alice", payment, "stampede", "Demo-Gateway-Delay-Ms", "2000"));
 
 		assertThat(responses).allSatisfy(
@@ -243,40 +238,6 @@ class MultiInstanceIT {
 		assertThat(replay.statusCode()).as(PaymentsCluster.text(replay)).isEqualTo(original.statusCode());
 		assertThat(PaymentsCluster.isReplay(replay)).isTrue();
 		assertThat(replay.body()).isEqualTo(original.body());
-	}
-
-	static List<HttpResponse<byte[]>> race(int count, Request request) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(count);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
-			for (int i = 0; i < count; i++) {
-				int n = i;
-				futures.add(executor.submit(() -> {
-					start.await();
-					return request.send(n);
-				}));
-			}
-			start.countDown();
-			List<HttpResponse<byte[]>> responses = new ArrayList<>();
-			for (Future<HttpResponse<byte[]>> future : futures) {
-				responses.add(future.get(2, TimeUnit.MINUTES));
-			}
-			return responses;
-		}
-		finally {
-			executor.shutdownNow();
-		}
-	}
-
-	/**
-	 * One request of a race.
-	 */
-	@FunctionalInterface
-	interface Request {
-
-		HttpResponse<byte[]> send(int index);
-
 	}
 
 }

@@ -28,6 +28,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -394,6 +398,37 @@ final class PaymentsCluster implements AutoCloseable {
 	}
 
 	/**
+	 * Send requests all at once: one thread each, released together by a latch.
+	 * @param count how many requests
+	 * @param request sends the request of the given index
+	 * @return the responses, in index order
+	 * @throws Exception if a request failed
+	 */
+	static List<HttpResponse<byte[]>> race(int count, Request request) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(count);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
+			for (int i = 0; i < count; i++) {
+				int n = i;
+				futures.add(executor.submit(() -> {
+					start.await();
+					return request.send(n);
+				}));
+			}
+			start.countDown();
+			List<HttpResponse<byte[]>> responses = new ArrayList<>();
+			for (Future<HttpResponse<byte[]>> future : futures) {
+				responses.add(future.get(2, TimeUnit.MINUTES));
+			}
+			return responses;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	/**
 	 * Wait for a condition, polling it every 50 ms.
 	 * @param timeout how long to wait at most
 	 * @param what what is awaited, for the failure message
@@ -473,6 +508,16 @@ final class PaymentsCluster implements AutoCloseable {
 				closeQuietly(this.postgresProxy);
 			}
 		}
+
+	}
+
+	/**
+	 * One request of a race.
+	 */
+	@FunctionalInterface
+	interface Request {
+
+		HttpResponse<byte[]> send(int index);
 
 	}
 
