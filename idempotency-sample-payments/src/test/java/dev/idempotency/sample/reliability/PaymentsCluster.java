@@ -26,7 +26,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -37,6 +39,7 @@ import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.sample.payments.PaymentsApplication;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.test.TcpProxy;
@@ -54,8 +57,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -67,10 +70,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * PostgreSQL through its own {@link TcpProxy}, so that a test can cut either server off
  * from every instance and restore it.
  * <p>
- * Time-outs are short so that faults cost seconds: Redis command and connect time-outs
- * 500 ms, Hikari connection time-out 1 s, lock timeout 2 s, the tiered store's breaker
- * open for 500 ms. {@link HandlerRuns} counts how often each instance ran the payment
- * handler, per user and key.
+ * Time-outs are short so that faults cost seconds: Redis command and connect time-outs 1
+ * s with proxies (2 s, the sample's, without), Hikari connection time-out 1 s, lock
+ * timeout 2 s, the tiered store's breaker open for 500 ms. {@link HandlerRuns} counts how
+ * often each instance ran the payment handler, per user and key.
  *
  * @author Idempotency contributors
  */
@@ -84,10 +87,10 @@ final class PaymentsCluster implements AutoCloseable {
 
 	private final HttpClient http = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
-		.connectTimeout(Duration.ofSeconds(5))
+		.connectTimeout(Duration.ofSeconds(30))
 		.build();
 
-	private final DriverManagerDataSource dataSource;
+	private final HikariDataSource dataSource = new HikariDataSource();
 
 	private final JdbcClient jdbc;
 
@@ -98,8 +101,12 @@ final class PaymentsCluster implements AutoCloseable {
 	private PaymentsCluster(String name) {
 		this.schema = name + "_" + Long.toHexString(System.nanoTime());
 		TestServers.Postgres postgres = TestServers.postgres();
-		this.dataSource = new DriverManagerDataSource(withSchema(postgres.jdbcUrl(), this.schema), postgres.username(),
-				postgres.password());
+		// the test's own connections, never through the proxies
+		this.dataSource.setJdbcUrl(withSchema(postgres.jdbcUrl(), this.schema));
+		this.dataSource.setUsername(postgres.username());
+		this.dataSource.setPassword(postgres.password());
+		this.dataSource.setMaximumPoolSize(2);
+		this.dataSource.setPoolName("payments-cluster-test");
 		this.jdbc = JdbcClient.create(this.dataSource);
 		TestServers.Redis redis = TestServers.redis();
 		this.redisClient = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
@@ -136,6 +143,8 @@ final class PaymentsCluster implements AutoCloseable {
 		String redisHost = redis.host();
 		int redisPort = redis.port();
 		String jdbcUrl = postgres.jdbcUrl();
+		// short enough for a cut to cost little, long enough for a busy machine
+		String redisTimeout = (proxied) ? "1s" : "2s";
 		if (proxied) {
 			redisProxy = TcpProxy.start(redis.host(), redis.port());
 			postgresProxy = TcpProxy.start(jdbc.getHost(), (jdbc.getPort() != -1) ? jdbc.getPort() : 5432);
@@ -156,8 +165,8 @@ final class PaymentsCluster implements AutoCloseable {
 						"--spring.datasource.hikari.connection-timeout=1000",
 						"--spring.datasource.hikari.validation-timeout=500", "--spring.flyway.schemas=" + this.schema,
 						"--spring.flyway.default-schema=" + this.schema, "--spring.data.redis.host=" + redisHost,
-						"--spring.data.redis.port=" + redisPort, "--spring.data.redis.timeout=500ms",
-						"--spring.data.redis.connect-timeout=500ms", "--idempotency.store.type=tiered",
+						"--spring.data.redis.port=" + redisPort, "--spring.data.redis.timeout=" + redisTimeout,
+						"--spring.data.redis.connect-timeout=" + redisTimeout, "--idempotency.store.type=tiered",
 						"--idempotency.redis.key-prefix=" + this.schema + ":", "--idempotency.lock-timeout=2s",
 						"--idempotency.tiered.open-duration=500ms", "--idempotency.jdbc.cleanup.enabled=false",
 						"--logging.level.io.lettuce.core=ERROR", "--logging.level.com.zaxxer.hikari=ERROR");
@@ -280,6 +289,20 @@ final class PaymentsCluster implements AutoCloseable {
 			.single();
 	}
 
+	/**
+	 * Return the payments of a user, counted per idempotency key.
+	 * @param user the user
+	 * @return the count of payments per key
+	 */
+	Map<String, Long> paymentsPerKey(String user) {
+		Map<String, Long> counts = new HashMap<>();
+		RowCallbackHandler count = (rs) -> counts.put(rs.getString("idempotency_key"), rs.getLong("n"));
+		this.jdbc.sql("SELECT idempotency_key, count(*) AS n FROM payments WHERE owner = ? GROUP BY idempotency_key")
+			.param(user)
+			.query(count);
+		return counts;
+	}
+
 	long paymentsOn(String account) {
 		return this.jdbc.sql("SELECT count(*) FROM payments WHERE account_id = ?")
 			.param(UUID.fromString(account))
@@ -374,7 +397,12 @@ final class PaymentsCluster implements AutoCloseable {
 			this.redisConnection.close();
 			this.redisClient.shutdown();
 			// the schema is this cluster's own
-			this.jdbc.sql("DROP SCHEMA IF EXISTS " + this.schema + " CASCADE").update();
+			try {
+				this.jdbc.sql("DROP SCHEMA IF EXISTS " + this.schema + " CASCADE").update();
+			}
+			finally {
+				this.dataSource.close();
+			}
 		}
 	}
 
