@@ -122,7 +122,7 @@ class MultiInstanceIT {
 		long chargesBefore = cluster.charges();
 		int runsBefore = cluster.handlerRuns();
 
-		assertThat(cluster.deleteRedisKeys()).isGreaterThanOrEqualTo(20);
+		cluster.deleteRedisKeys();
 		assertThat(cluster.redisKeys()).isEmpty();
 
 		int i = 0;
@@ -136,8 +136,6 @@ class MultiInstanceIT {
 			assertThat(retry.body()).as(key).isEqualTo(first.getValue().body());
 			i++;
 		}
-		// the replays from PostgreSQL warmed Redis up again
-		assertThat(cluster.redisKeys()).hasSizeGreaterThanOrEqualTo(20);
 		assertThat(cluster.handlerRuns()).isEqualTo(runsBefore);
 		assertThat(cluster.charges()).isEqualTo(chargesBefore);
 		assertThat(cluster.paymentsOn(account)).isEqualTo(20);
@@ -150,7 +148,8 @@ class MultiInstanceIT {
 			.supplyAsync(() -> cluster.pay(0, "alice", slow, "lost-in-flight", "Demo-Gateway-Delay-Ms", "3000"));
 		PaymentsCluster.await(Duration.ofSeconds(10), "the slow payment to start",
 				() -> cluster.handlerRuns("alice", "lost-in-flight") == 1);
-		assertThat(cluster.deleteRedisKeys()).isPositive();
+		cluster.deleteRedisKeys();
+		assertThat(cluster.redisKeys()).isEmpty();
 		HttpResponse<byte[]> duplicate = cluster.pay(1, "alice", slow, "lost-in-flight");
 		HttpResponse<byte[]> original = running.get(30, TimeUnit.SECONDS);
 		assertThat(original.statusCode()).as(PaymentsCluster.text(original)).isEqualTo(201);

@@ -36,6 +36,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -157,6 +158,7 @@ final class PaymentsCluster implements AutoCloseable {
 			// command-line arguments win over the sample's application.yml
 			ConfigurableApplicationContext context = new SpringApplicationBuilder(PaymentsApplication.class,
 					HandlerRuns.CountingConfiguration.class)
+				.main(PaymentsApplication.class)
 				.run("--server.port=0", "--spring.main.banner-mode=off",
 						"--spring.application.name=payments-" + this.schema + "-" + index,
 						"--spring.datasource.url=" + jdbcUrl, "--spring.datasource.username=" + postgres.username(),
@@ -445,6 +447,35 @@ final class PaymentsCluster implements AutoCloseable {
 				}));
 			}
 			start.countDown();
+			List<HttpResponse<byte[]>> responses = new ArrayList<>();
+			for (Future<HttpResponse<byte[]>> future : futures) {
+				responses.add(future.get(2, TimeUnit.MINUTES));
+			}
+			return responses;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	/**
+	 * Send one request per item from a few threads, as a client with a connection pool
+	 * would.
+	 * @param <T> the type of the items
+	 * @param threads how many threads
+	 * @param items the items
+	 * @param request sends the request for an item
+	 * @return the responses, in the items' order
+	 * @throws Exception if a request failed
+	 */
+	static <T> List<HttpResponse<byte[]>> parallel(int threads, List<T> items,
+			Function<T, HttpResponse<byte[]>> request) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
+			for (T item : items) {
+				futures.add(executor.submit(() -> request.apply(item)));
+			}
 			List<HttpResponse<byte[]>> responses = new ArrayList<>();
 			for (Future<HttpResponse<byte[]>> future : futures) {
 				responses.add(future.get(2, TimeUnit.MINUTES));
