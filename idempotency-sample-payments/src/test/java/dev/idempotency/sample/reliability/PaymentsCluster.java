@@ -146,6 +146,7 @@ final class PaymentsCluster implements AutoCloseable {
 		String jdbcUrl = postgres.jdbcUrl();
 		// short enough for a cut to cost little, long enough for a busy machine
 		String redisTimeout = (proxied) ? "1s" : "2s";
+		String postgresTimeout = (proxied) ? "2000" : "10000";
 		if (proxied) {
 			redisProxy = TcpProxy.start(redis.host(), redis.port());
 			postgresProxy = TcpProxy.start(jdbc.getHost(), (jdbc.getPort() != -1) ? jdbc.getPort() : 5432);
@@ -164,7 +165,8 @@ final class PaymentsCluster implements AutoCloseable {
 						"--spring.datasource.url=" + jdbcUrl, "--spring.datasource.username=" + postgres.username(),
 						"--spring.datasource.password=" + postgres.password(),
 						"--spring.datasource.hikari.schema=" + this.schema,
-						"--spring.datasource.hikari.connection-timeout=1000",
+						"--spring.datasource.hikari.connection-timeout=" + postgresTimeout,
+						"--spring.datasource.hikari.maximum-pool-size=5", "--spring.datasource.hikari.minimum-idle=1",
 						"--spring.datasource.hikari.validation-timeout=500", "--spring.flyway.schemas=" + this.schema,
 						"--spring.flyway.default-schema=" + this.schema, "--spring.data.redis.host=" + redisHost,
 						"--spring.data.redis.port=" + redisPort, "--spring.data.redis.timeout=" + redisTimeout,
