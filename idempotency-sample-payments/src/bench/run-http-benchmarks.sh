@@ -144,7 +144,8 @@ redis_calls() { # "cmd=calls ..." of every command but INFO
 		| awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { sub("cmdstat_", "", $1); printf "%s=%s ", $1, $3 }'
 }
 pg_counts() { # transactions (every library statement runs in a transaction of its own), rows written
-	"${PSQL[@]}" -d "$PG_DB" -F ' ' -c "SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted
+	# asked from another database, so that asking does not move the counters
+	"${PSQL[@]}" -d postgres -F ' ' -c "SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted
 		FROM pg_stat_database WHERE datname = '$PG_DB'"
 }
 pg_settled() { # PostgreSQL publishes statistics up to a second late: wait until they stop moving
