@@ -144,18 +144,31 @@ redis_calls() { # "cmd=calls ..." of every command but INFO
 		| awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { sub("cmdstat_", "", $1); printf "%s=%s ", $1, $3 }'
 }
 pg_counts() { # transactions (every library statement runs in a transaction of its own), rows written
-	# asked from another database, so that asking does not move the counters
-	"${PSQL[@]}" -d postgres -F ' ' -c "SELECT xact_commit + xact_rollback, tup_inserted + tup_updated + tup_deleted
-		FROM pg_stat_database WHERE datname = '$PG_DB'"
+	# asked from another database, so that asking does not move the counters; retried, as a
+	# connection may fail on a loaded server
+	local out
+	for _ in 1 2 3 4 5; do
+		out=$("${PSQL[@]}" -d postgres -F ' ' -c "SELECT xact_commit + xact_rollback,
+			tup_inserted + tup_updated + tup_deleted FROM pg_stat_database WHERE datname = '$PG_DB'" 2> /dev/null) \
+			&& [[ -n $out ]] && { echo "$out"; return; }
+		sleep 0.5
+	done
 }
-pg_settled() { # PostgreSQL publishes statistics up to a second late: wait until they stop moving
-	local last now
+pg_settled() { # PostgreSQL publishes a backend's statistics a second late or more: wait until
+	# they have not moved for 1.5 s (at most 20 s)
+	local last now stable=0
 	sleep 1
 	last=$(pg_counts)
-	for _ in $(seq 1 20); do
+	now=$last
+	for _ in $(seq 1 40); do
 		sleep 0.5
 		now=$(pg_counts)
-		[[ $now == "$last" ]] && break
+		if [[ $now == "$last" ]]; then
+			stable=$((stable + 1))
+			((stable >= 3)) && break
+		else
+			stable=0
+		fi
 		last=$now
 	done
 	echo "$now"
