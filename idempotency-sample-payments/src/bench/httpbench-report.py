@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Turns the results.tsv of run-http-benchmarks.sh into markdown tables.
+
+Throughput and latency are the median over the rounds. Ratios are computed within each
+round (the two endpoints ran minutes apart at most, under the same machine load) and the
+median and range of those per-round ratios are reported. Round trips per request come from
+the private Redis server's INFO commandstats (which also counts
+the commands that scripts call: when scripts ran, the round trips are the script calls) and the benchmark database's pg_stat_database,
+read before and after each run; they are checked against SPEC section 9.
+"""
+
+import statistics
+import sys
+
+TOLERANCE = 0.05
+
+# (label, numerator, denominator, budget or None)
+RATIOS = [
+    ("(3) redis first / (2) raw Redis", "3", "2", 0.95),
+    ("(6) tiered first / (5) raw tiered", "6", "5", 0.95),
+    ("(4) redis replay / (1) bare", "4", "1", 1.0),
+    ("(4) redis replay / (2b) raw Redis GET", "4", "2b", None),
+    ("(7) payment @Idempotent / payment", "7i", "7", 0.72),
+    ("(6r) tiered replay / (1) bare", "6r", "1", None),
+    ("(8) jdbc first / (1) bare", "8", "1", None),
+]
+
+
+def parse_calls(text):
+    calls = {}
+    for item in text.split():
+        name, _, value = item.partition("=")
+        calls[name] = int(value)
+    return calls
+
+
+def parse_result(text):
+    fields = {}
+    for item in text.split()[1:]:
+        name, _, value = item.partition("=")
+        fields[name] = float(value)
+    return fields
+
+
+def check(expect, measured):
+    failures = []
+    for item in expect.split():
+        if item.split("<")[0].split("=")[0] not in measured:
+            continue
+        if "<=" in item:
+            name, value = item.split("<=")
+            ok = measured[name] <= float(value) + TOLERANCE
+        else:
+            name, value = item.split("=")
+            ok = abs(measured[name] - float(value)) <= TOLERANCE
+        if not ok:
+            failures.append(f"{name} {measured[name]:.2f} (expected {item.replace(name, '', 1)})")
+    return failures
+
+
+def load(path):
+    runs = []
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) < 10 or not cols[4].startswith("RESULT"):
+                if len(cols) >= 3:
+                    print(f"<!-- no wrk result: {cols[0]} round {cols[1]} {cols[2]} -->")
+                continue
+            pass_, round_, name, expect, result, redis_before, redis_after, pg_before, pg_after, loadavg = cols[:10]
+            if pass_ == "warmup":
+                continue
+            r = parse_result(result)
+            requests = r["requests"]
+            before, after = parse_calls(redis_before), parse_calls(redis_after)
+            commands = {c: after[c] - before.get(c, 0) for c in after if after[c] - before.get(c, 0) > 0}
+            pg_b = [int(x) for x in pg_before.split()]
+            pg_a = [int(x) for x in pg_after.split()]
+            # INFO commandstats also counts the commands a script calls: when scripts ran, the
+            # round trips are the script calls (the store sends nothing else but DEL)
+            scripts = sum(n for c, n in commands.items() if c.startswith(("eval", "fcall")))
+            round_trips = (scripts + commands.get("del", 0)) if scripts else sum(commands.values())
+            measured = {"redis": round_trips / requests}
+            if len(pg_a) == 2 and len(pg_b) == 2:
+                measured["pg"] = (pg_a[0] - pg_b[0]) / requests
+                measured["pgw"] = (pg_a[1] - pg_b[1]) / requests
+            runs.append({
+                "pass": pass_, "round": int(round_), "name": name, "id": name.split()[0],
+                "rps": requests / (r["duration_us"] / 1e6), "p50": r["p50_us"] / 1000, "p99": r["p99_us"] / 1000,
+                "errors": int(r["non2xx"] + r["socket_errors"]), "requests": int(requests),
+                "measured": measured, "commands": {c: n / requests for c, n in commands.items()},
+                "failures": check(expect, measured), "expect": expect, "load": float(loadavg),
+            })
+    return runs
+
+
+def table(runs, pass_):
+    rows = [r for r in runs if r["pass"] == pass_]
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    print(f"| endpoint | req/s | p50 ms | p99 ms | Redis round trips/req (commands/req) | PostgreSQL transactions/req"
+          f" | rows written/req | SPEC section 9 | errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    failed = 0
+    for name in names:
+        mine = [r for r in rows if r["name"] == name]
+        rps = statistics.median(r["rps"] for r in mine)
+        p50 = statistics.median(r["p50"] for r in mine)
+        p99 = statistics.median(r["p99"] for r in mine)
+        counted = [r for r in mine if "pg" in r["measured"]]
+        last = counted[-1] if counted else mine[-1]
+        commands = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["commands"].items()))
+        commands = f"{last['measured']['redis']:.2f}" + (f" ({commands})" if commands else "")
+        failures = [f for r in mine for f in r["failures"]]
+        failed += len(failures)
+        verdict = "ok" if not failures else "MISSED: " + "; ".join(sorted(set(failures)))
+        errors = sum(r["errors"] for r in mine)
+        pg = last["measured"].get("pg")
+        pgw = last["measured"].get("pgw")
+        pg_text = "n/a" if pg is None else f"{pg:.2f}"
+        pgw_text = "n/a" if pgw is None else f"{pgw:.2f}"
+        print(f"| {name} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {commands} | {pg_text} | {pgw_text} | {verdict}"
+              f" | {errors} |")
+    return failed
+
+
+def ratios(runs):
+    print("| ratio of req/s | budget | c=16: median (per-round range) | c=16 | c=1: median (range) | c=1 |")
+    print("|---|---|---|---|---|---|")
+    for label, num, den, budget in RATIOS:
+        cells = []
+        for pass_ in ("c16", "c1"):
+            by_round = {}
+            for r in runs:
+                if r["pass"] == pass_:
+                    by_round.setdefault(r["round"], {})[r["id"]] = r["rps"]
+            values = [v[num] / v[den] for v in by_round.values() if num in v and den in v]
+            if not values:
+                cells += ["n/a", ""]
+                continue
+            median = statistics.median(values)
+            cells.append(f"{median:.2f} ({min(values):.2f}-{max(values):.2f})")
+            cells.append("" if budget is None else ("met" if median >= budget else "**missed**"))
+        budget_text = "report" if budget is None else f">= {budget:.2f}"
+        print(f"| {label} | {budget_text} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
+
+
+def main():
+    runs = load(sys.argv[1])
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], encoding="utf-8") as env:
+            for line in env:
+                print(line.rstrip().lstrip("# ") + "  ")
+    loads = [r["load"] for r in runs]
+    if loads:
+        print(f"1-minute load average during the runs: {min(loads):.1f} to {max(loads):.1f}\n")
+    failed = 0
+    for pass_, title in (("c16", "Concurrency 16 (wrk -t2 -c16)"), ("c1", "Concurrency 1 (wrk -t1 -c1)")):
+        print(f"#### {title}\n")
+        failed += table(runs, pass_)
+        print()
+    print("#### Ratios (per round, same run)\n")
+    ratios(runs)
+    print()
+    print(f"Round-trip checks against SPEC section 9: {'all met' if failed == 0 else f'{failed} missed'}"
+          f" (tolerance {TOLERANCE} per request).")
+
+
+if __name__ == "__main__":
+    main()

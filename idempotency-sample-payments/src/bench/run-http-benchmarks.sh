@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+#
+# HTTP benchmarks of the idempotency starter (docs/benchmarks.md, section "HTTP (wrk)").
+#
+# Starts dev.idempotency.sample.bench.HttpBenchApplication three times, one JVM per store
+# mode (redis, tiered, jdbc), each with every endpoint, on a private Redis and a PostgreSQL
+# database of its own. Then it measures the endpoints one after the other, interleaved over
+# several rounds, at concurrency 16 and at concurrency 1, counts the Redis commands and
+# PostgreSQL transactions of each run, and prints markdown tables with the ratios against
+# the budget of SPEC section 9.
+#
+# Usage: run-http-benchmarks.sh [--no-build] [--quick]
+# Environment (defaults in brackets):
+#   BENCH_ROUNDS [3]  BENCH_DURATION [10] (s, c=16)  BENCH_C1_DURATION [5] (s, c=1)
+#   BENCH_WARMUP [5] (s per endpoint)  BENCH_HEAP [512m]  BENCH_JFR [0] (1: JFR profile per JVM)
+#   BENCH_REDIS_SERVER [redis-server]  BENCH_REDIS_PORT [16379] (a private server is started there)
+#   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
+#   BENCH_PG_DATABASE [httpbench] (created if missing; its bench tables are dropped at the end)
+#   BENCH_OUT [idempotency-sample-payments/target/httpbench]
+set -euo pipefail
+
+MODULE=$(cd "$(dirname "$0")/../.." && pwd)
+ROOT=$(cd "$MODULE/.." && pwd)
+LUA=$MODULE/src/bench/httpbench.lua
+OUT=${BENCH_OUT:-$MODULE/target/httpbench}
+ROUNDS=${BENCH_ROUNDS:-3}
+DURATION=${BENCH_DURATION:-10}
+C1_DURATION=${BENCH_C1_DURATION:-5}
+WARMUP=${BENCH_WARMUP:-5}
+HEAP=${BENCH_HEAP:-512m}
+REDIS_SERVER=${BENCH_REDIS_SERVER:-redis-server}
+REDIS_PORT=${BENCH_REDIS_PORT:-16379}
+PG_HOST=${BENCH_PG_HOST:-127.0.0.1}
+PG_PORT=${BENCH_PG_PORT:-5432}
+PG_USER=${BENCH_PG_USER:-postgres}
+PG_DB=${BENCH_PG_DATABASE:-httpbench}
+BUILD=1
+for arg in "$@"; do
+	case $arg in
+		--no-build) BUILD=0 ;;
+		--quick) ROUNDS=1 DURATION=3 C1_DURATION=2 WARMUP=2 ;;
+		*) echo "unknown argument: $arg" >&2; exit 2 ;;
+	esac
+done
+for tool in wrk java curl psql redis-cli python3 "$REDIS_SERVER"; do
+	command -v "$tool" > /dev/null || { echo "$tool is required" >&2; exit 1; }
+done
+
+mkdir -p "$OUT"
+RESULTS=$OUT/results.tsv
+RUN_ID=r$(date +%s)
+PIDS=()
+PSQL=(psql -X -q -A -t -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER")
+
+cleanup() {
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2> /dev/null || true
+	done
+	wait 2> /dev/null || true
+	"${PSQL[@]}" -d "$PG_DB" -c "DROP TABLE IF EXISTS httpbench_payment, httpbench_raw_record,
+		httpbench_idem_tiered, httpbench_idem_tiered_schema_history,
+		httpbench_idem_jdbc, httpbench_idem_jdbc_schema_history" > /dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+if [[ $BUILD == 1 ]]; then
+	echo "Building (test-compile of the sample and the modules it needs)..."
+	(cd "$ROOT" && ./mvnw -B -q -pl idempotency-sample-payments -am -DskipTests test-compile \
+		dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/classpath.txt")
+fi
+CLASSPATH=$MODULE/target/test-classes:$MODULE/target/classes:$(cat "$OUT/classpath.txt")
+
+# a private Redis: its INFO commandstats count this benchmark's commands only
+if redis-cli -p "$REDIS_PORT" ping > /dev/null 2>&1; then
+	echo "Port $REDIS_PORT is taken: set BENCH_REDIS_PORT to a free port" >&2
+	exit 1
+fi
+"$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
+	--logfile "$OUT/redis.log" &
+PIDS+=($!)
+# a database of its own: pg_stat_database counts this benchmark's transactions only
+if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") ]]; then
+	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
+fi
+
+declare -A PORTS=([redis]=18081 [tiered]=18082 [jdbc]=18083)
+declare -A POOLS=([redis]=2 [tiered]=16 [jdbc]=16)
+for app in redis tiered jdbc; do
+	jfr=()
+	if [[ ${BENCH_JFR:-0} == 1 ]]; then
+		jfr=(-XX:StartFlightRecording=filename=$OUT/$app.jfr,settings=profile)
+	fi
+	java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch "${jfr[@]}" -cp "$CLASSPATH" \
+		dev.idempotency.sample.bench.HttpBenchApplication \
+		--server.port="${PORTS[$app]}" \
+		--idempotency.store.type="$app" \
+		--idempotency.redis.key-prefix="httpbench:$app:" \
+		--idempotency.jdbc.table-name="httpbench_idem_$app" \
+		--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
+		--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
+		--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
+		--spring.datasource.hikari.maximum-pool-size="${POOLS[$app]}" \
+		> "$OUT/app-$app.log" 2>&1 &
+	PIDS+=($!)
+done
+
+BODY='{"account":"acc-42","amount":1299,"currency":"EUR","reference":"order-2026-11-23-0001"}'
+post() { # port path [key] -> status code
+	local key=()
+	[[ -n ${3:-} ]] && key=(-H "Idempotency-Key: $3")
+	curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${key[@]}" \
+		--data "$BODY" "http://127.0.0.1:$1$2" || true
+}
+for app in redis tiered jdbc; do
+	for _ in $(seq 1 180); do
+		[[ $(post "${PORTS[$app]}" /bare) == 201 ]] && break
+		sleep 1
+	done
+	[[ $(post "${PORTS[$app]}" /bare) == 201 ]] || { echo "the $app application did not start: $OUT/app-$app.log" >&2; exit 1; }
+done
+# the keys replayed by the hot-replay runs
+for app in redis tiered; do
+	[[ $(post "${PORTS[$app]}" /idem/replay "$RUN_ID-replay") == 201 ]] || { echo "cannot prime the replay key" >&2; exit 1; }
+done
+echo "Applications ready (redis :18081, tiered :18082, jdbc :18083)"
+
+# name | application | path | key (unique, none or a fixed key) | round trips expected (SPEC section 9)
+ENDPOINTS=(
+	"1 bare|redis|/bare|none|redis=0 pg=0 pgw=0"
+	"2 raw Redis|redis|/raw/redis|unique|redis=2 pg=0 pgw=0"
+	"2b raw Redis GET|redis|/raw/get|none|redis=1 pg=0 pgw=0"
+	"3 redis first|redis|/idem|unique|redis=2 pg=0 pgw=0"
+	"4 redis replay|redis|/idem/replay|$RUN_ID-replay|redis=1 pg=0 pgw=0"
+	"5 raw tiered|tiered|/raw/tiered|unique|redis=2 pg=2 pgw=1"
+	"6 tiered first|tiered|/idem|unique|redis<=2 pg<=2 pgw<=1"
+	"6r tiered replay|tiered|/idem/replay|$RUN_ID-replay|redis=1 pg=0 pgw=0"
+	"7 payment|tiered|/payment|none|redis=0 pg=1 pgw=1"
+	"7i payment @Idempotent|tiered|/payment/idem|unique|redis<=2 pg<=3 pgw<=2"
+	"8 jdbc first|jdbc|/idem|unique|redis=0 pg<=2 pgw<=2"
+)
+
+redis_calls() { # "cmd=calls ..." of every command but INFO
+	redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' \
+		| awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { sub("cmdstat_", "", $1); printf "%s=%s ", $1, $3 }'
+}
+pg_counts() { # transactions (every library statement runs in a transaction of its own), rows written
+	# asked from another database, so that asking does not move the counters; retried, as a
+	# connection may fail on a loaded server
+	local out
+	for _ in 1 2 3 4 5; do
+		out=$("${PSQL[@]}" -d postgres -F ' ' -c "SELECT xact_commit + xact_rollback,
+			tup_inserted + tup_updated + tup_deleted FROM pg_stat_database WHERE datname = '$PG_DB'" 2> /dev/null) \
+			&& [[ -n $out ]] && { echo "$out"; return; }
+		sleep 0.5
+	done
+}
+pg_settled() { # PostgreSQL publishes a backend's statistics a second late or more: wait until
+	# they have not moved for 1.5 s (at most 20 s)
+	local last now stable=0
+	sleep 1
+	last=$(pg_counts)
+	now=$last
+	for _ in $(seq 1 40); do
+		sleep 0.5
+		now=$(pg_counts)
+		if [[ $now == "$last" ]]; then
+			stable=$((stable + 1))
+			((stable >= 3)) && break
+		else
+			stable=0
+		fi
+		last=$now
+	done
+	echo "$now"
+}
+
+measure() { # pass round endpoint-spec connections threads duration
+	local pass=$1 round=$2 spec=$3 connections=$4 threads=$5 duration=$6
+	local name app path key expect
+	IFS='|' read -r name app path key expect <<< "$spec"
+	local bench_key=$key
+	[[ $key == unique ]] && bench_key=unique
+	local before_redis before_pg after_redis after_pg result
+	before_redis=$(redis_calls)
+	before_pg=$(pg_settled)
+	result=$(BENCH_KEY=$bench_key BENCH_RUN="$RUN_ID-$pass-$round-${name%% *}" \
+		wrk -t"$threads" -c"$connections" -d"${duration}s" -s "$LUA" "http://127.0.0.1:${PORTS[$app]}$path" \
+		| grep '^RESULT' || true)
+	after_pg=$(pg_settled)
+	after_redis=$(redis_calls)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$name" "$expect" "$result" \
+		"$before_redis" "$after_redis" "$before_pg" "$after_pg" "$(cut -d' ' -f1 /proc/loadavg)" >> "$RESULTS"
+	echo "  $pass round $round  $name: $result"
+}
+
+: > "$RESULTS"
+echo "JIT warm-up: ${WARMUP}s per endpoint at c=16"
+for spec in "${ENDPOINTS[@]}"; do
+	measure warmup 0 "$spec" 16 2 "$WARMUP"
+done
+for round in $(seq 1 "$ROUNDS"); do
+	echo "Round $round of $ROUNDS at c=16, ${DURATION}s each"
+	for spec in "${ENDPOINTS[@]}"; do
+		measure c16 "$round" "$spec" 16 2 "$DURATION"
+	done
+done
+for round in $(seq 1 "$ROUNDS"); do
+	echo "Round $round of $ROUNDS at c=1, ${C1_DURATION}s each"
+	for spec in "${ENDPOINTS[@]}"; do
+		measure c1 "$round" "$spec" 1 1 "$C1_DURATION"
+	done
+done
+
+{
+	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
+	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
+	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP"
+} > "$OUT/environment.txt"
+python3 "$MODULE/src/bench/httpbench-report.py" "$RESULTS" "$OUT/environment.txt" | tee "$OUT/report.md"
