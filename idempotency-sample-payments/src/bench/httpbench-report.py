@@ -20,7 +20,10 @@ RATIOS = [
     ("(6) tiered first / (5) raw tiered", "6", "5", 0.95),
     ("(4) redis replay / (1) bare", "4", "1", 1.0),
     ("(4) redis replay / (2b) raw Redis GET", "4", "2b", None),
-    ("(7) payment @Idempotent / payment", "7i", "7", 0.72),
+    ("(7) payment @Idempotent / payment, redis mode", "7i", "7", 0.72),
+    ("(7t) payment @Idempotent / payment, tiered mode", "7ti", "7t", None),
+    ("(6L) tiered first, lookup claim / (5L) raw tiered", "6L", "5L", 0.95),
+    ("(7L) payment @Idempotent / payment, tiered lookup claim", "7Li", "7L", None),
     ("(6r) tiered replay / (1) bare", "6r", "1", None),
     ("(8) jdbc first / (1) bare", "8", "1", None),
 ]

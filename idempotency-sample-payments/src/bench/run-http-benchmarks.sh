@@ -59,7 +59,8 @@ cleanup() {
 	wait 2> /dev/null || true
 	"${PSQL[@]}" -d "$PG_DB" -c "DROP TABLE IF EXISTS httpbench_payment, httpbench_raw_record,
 		httpbench_idem_tiered, httpbench_idem_tiered_schema_history,
-		httpbench_idem_jdbc, httpbench_idem_jdbc_schema_history" > /dev/null 2>&1 || true
+		httpbench_idem_jdbc, httpbench_idem_jdbc_schema_history,
+		httpbench_idem_lookup, httpbench_idem_lookup_schema_history" > /dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -83,9 +84,12 @@ if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname 
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
 fi
 
-declare -A PORTS=([redis]=18081 [tiered]=18082 [jdbc]=18083)
-declare -A POOLS=([redis]=2 [tiered]=16 [jdbc]=16)
-for app in redis tiered jdbc; do
+declare -A PORTS=([redis]=18081 [tiered]=18082 [jdbc]=18083 [lookup]=18084)
+declare -A POOLS=([redis]=16 [tiered]=16 [jdbc]=16 [lookup]=16)
+# store type of each application; "lookup" is the tiered store with the opt-in lookup claim
+declare -A TYPES=([redis]=redis [tiered]=tiered [jdbc]=jdbc [lookup]=tiered)
+declare -A CLAIMS=([redis]=durable [tiered]=durable [jdbc]=durable [lookup]=lookup)
+for app in redis tiered jdbc lookup; do
 	jfr=()
 	if [[ ${BENCH_JFR:-0} == 1 ]]; then
 		jfr=(-XX:StartFlightRecording=filename=$OUT/$app.jfr,settings=profile)
@@ -93,7 +97,7 @@ for app in redis tiered jdbc; do
 	java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch "${jfr[@]}" -cp "$CLASSPATH" \
 		dev.idempotency.sample.bench.HttpBenchApplication \
 		--server.port="${PORTS[$app]}" \
-		--idempotency.store.type="$app" \
+		--idempotency.store.type="${TYPES[$app]}" --idempotency.tiered.claim="${CLAIMS[$app]}" \
 		--idempotency.redis.key-prefix="httpbench:$app:" \
 		--idempotency.jdbc.table-name="httpbench_idem_$app" \
 		--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
@@ -111,7 +115,7 @@ post() { # port path [key] -> status code
 	curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${key[@]}" \
 		--data "$BODY" "http://127.0.0.1:$1$2" || true
 }
-for app in redis tiered jdbc; do
+for app in redis tiered jdbc lookup; do
 	for _ in $(seq 1 180); do
 		[[ $(post "${PORTS[$app]}" /bare) == 201 ]] && break
 		sleep 1
@@ -122,7 +126,7 @@ done
 for app in redis tiered; do
 	[[ $(post "${PORTS[$app]}" /idem/replay "$RUN_ID-replay") == 201 ]] || { echo "cannot prime the replay key" >&2; exit 1; }
 done
-echo "Applications ready (redis :18081, tiered :18082, jdbc :18083)"
+echo "Applications ready (redis :18081, tiered :18082, jdbc :18083, tiered with lookup claim :18084)"
 
 # name | application | path | key (unique, none or a fixed key) | round trips expected (SPEC section 9)
 ENDPOINTS=(
@@ -134,9 +138,15 @@ ENDPOINTS=(
 	"5 raw tiered|tiered|/raw/tiered|unique|redis=2 pg=2 pgw=1"
 	"6 tiered first|tiered|/idem|unique|redis<=2 pg<=2 pgw<=1"
 	"6r tiered replay|tiered|/idem/replay|$RUN_ID-replay|redis=1 pg=0 pgw=0"
-	"7 payment|tiered|/payment|none|redis=0 pg=1 pgw=1"
-	"7i payment @Idempotent|tiered|/payment/idem|unique|redis<=2 pg<=3 pgw<=2"
+	"7 payment|redis|/payment|none|redis=0 pg=1 pgw=1"
+	"7i payment @Idempotent redis|redis|/payment/idem|unique|redis=2 pg=1 pgw=1"
+	"7t payment|tiered|/payment|none|redis=0 pg=1 pgw=1"
+	"7ti payment @Idempotent tiered|tiered|/payment/idem|unique|redis<=2 pg<=3 pgw<=3"
 	"8 jdbc first|jdbc|/idem|unique|redis=0 pg<=2 pgw<=2"
+	"5L raw tiered|lookup|/raw/tiered|unique|redis=2 pg=2 pgw=1"
+	"6L tiered first, lookup claim|lookup|/idem|unique|redis<=2 pg<=2 pgw<=1"
+	"7L payment|lookup|/payment|none|redis=0 pg=1 pgw=1"
+	"7Li payment @Idempotent tiered lookup|lookup|/payment/idem|unique|redis<=2 pg<=3 pgw<=2"
 )
 
 redis_calls() { # "cmd=calls ..." of every command but INFO
