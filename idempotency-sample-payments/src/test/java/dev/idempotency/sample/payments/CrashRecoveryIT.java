@@ -29,7 +29,8 @@ import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import com.zaxxer.hikari.HikariDataSource;
+import javax.sql.DataSource;
+
 import dev.idempotency.spring.test.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,7 +71,7 @@ class CrashRecoveryIT {
 
 	private static final List<SampleInstance> instances = new ArrayList<>();
 
-	private static HikariDataSource dataSource;
+	private static DataSource dataSource;
 
 	private static JdbcClient jdbc;
 
@@ -80,7 +81,7 @@ class CrashRecoveryIT {
 
 	@BeforeAll
 	static void startInstances() {
-		dataSource = TestServers.postgres().dataSource(SCHEMA);
+		dataSource = SampleInstance.schemaDataSource(SCHEMA);
 		jdbc = JdbcClient.create(dataSource);
 		Path logs = SampleInstance.jar().getParent().resolve("crash-it");
 		// both start at once: the second one's start-up overlaps the first one's
@@ -94,6 +95,8 @@ class CrashRecoveryIT {
 		Map<String, Object> properties = new LinkedHashMap<>(TestServers.springProperties());
 		properties.put("server.port", 0);
 		properties.put("spring.datasource.hikari.schema", SCHEMA);
+		// the server is shared: a small pool each
+		properties.put("spring.datasource.hikari.maximum-pool-size", 4);
 		properties.put("spring.flyway.schemas", SCHEMA);
 		properties.put("spring.flyway.default-schema", SCHEMA);
 		properties.put("idempotency.store.type", "tiered");
@@ -113,7 +116,6 @@ class CrashRecoveryIT {
 		instances.forEach(SampleInstance::close);
 		if (dataSource != null) {
 			TestServers.Postgres.dropSchema(dataSource, SCHEMA);
-			dataSource.close();
 		}
 	}
 

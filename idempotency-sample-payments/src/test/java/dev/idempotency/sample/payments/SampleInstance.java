@@ -32,6 +32,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import javax.sql.DataSource;
+
+import dev.idempotency.spring.test.TestServers;
+
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
 /**
  * One instance of the sample running in a child JVM from the packaged jar, so that it can
  * be killed like a real process: {@link #kill()} sends {@code SIGKILL} (what
@@ -91,6 +98,25 @@ final class SampleInstance implements AutoCloseable {
 		catch (IOException ex) {
 			throw new UncheckedIOException("Could not start " + name + ": " + command, ex);
 		}
+	}
+
+	/**
+	 * Create a schema on the test PostgreSQL server and return a data source for it that
+	 * opens a connection per use: the server is shared, so no pool keeps idle
+	 * connections.
+	 * @param schema the schema, a plain lower-case identifier
+	 * @return the data source
+	 */
+	static DataSource schemaDataSource(String schema) {
+		if (!schema.matches("[a-z_][a-z0-9_]*")) {
+			throw new IllegalArgumentException("Not a plain schema name: " + schema);
+		}
+		TestServers.Postgres postgres = TestServers.postgres();
+		JdbcClient.create(new DriverManagerDataSource(postgres.jdbcUrl(), postgres.username(), postgres.password()))
+			.sql("CREATE SCHEMA IF NOT EXISTS " + schema)
+			.update();
+		String url = postgres.jdbcUrl() + (postgres.jdbcUrl().contains("?") ? "&" : "?") + "currentSchema=" + schema;
+		return new DriverManagerDataSource(url, postgres.username(), postgres.password());
 	}
 
 	/**

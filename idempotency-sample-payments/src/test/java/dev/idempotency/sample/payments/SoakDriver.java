@@ -49,7 +49,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import com.zaxxer.hikari.HikariDataSource;
+import javax.sql.DataSource;
+
 import dev.idempotency.spring.test.TcpProxy;
 import dev.idempotency.spring.test.TestServers;
 
@@ -128,7 +129,7 @@ public final class SoakDriver {
 
 	private PrintWriter clientLog;
 
-	private HikariDataSource dataSource;
+	private DataSource dataSource;
 
 	private JdbcClient jdbc;
 
@@ -158,7 +159,7 @@ public final class SoakDriver {
 	private int run() throws Exception {
 		Files.createDirectories(this.output);
 		this.clientLog = new PrintWriter(Files.newBufferedWriter(this.output.resolve("client.log")), true);
-		this.dataSource = TestServers.postgres().dataSource(this.schema);
+		this.dataSource = SampleInstance.schemaDataSource(this.schema);
 		this.jdbc = JdbcClient.create(this.dataSource);
 		int instances = Integer.parseInt(option("instances", "3"));
 		log("Starting %d instances (schema %s, seed %d, logs in %s)", instances, this.schema, this.seed, this.output);
@@ -206,7 +207,6 @@ public final class SoakDriver {
 			this.nodes.forEach(Node::close);
 			this.clientLog.close();
 			TestServers.Postgres.dropSchema(this.dataSource, this.schema);
-			this.dataSource.close();
 		}
 	}
 
@@ -705,6 +705,7 @@ public final class SoakDriver {
 			properties.put("spring.datasource.password", TestServers.postgres().password());
 			properties.put("spring.datasource.hikari.schema", SoakDriver.this.schema);
 			properties.put("spring.datasource.hikari.connection-timeout", 3000);
+			properties.put("spring.datasource.hikari.maximum-pool-size", 6);
 			properties.put("spring.flyway.schemas", SoakDriver.this.schema);
 			properties.put("spring.flyway.default-schema", SoakDriver.this.schema);
 			properties.put("idempotency.store.type", "tiered");
