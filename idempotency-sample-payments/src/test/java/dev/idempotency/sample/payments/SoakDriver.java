@@ -68,8 +68,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * <p>
  * Arguments ({@code --name=value}): {@code duration} (10m), {@code instances} (3),
  * {@code concurrency} (8), {@code faults} (true), {@code fault-interval} (20s),
- * {@code kills} (true), {@code lock-timeout} (2s), {@code seed} (random), {@code output}
- * ({@code target/soak}). Exits with status 1 when it found an anomaly.
+ * {@code kills} (true), {@code lock-timeout} (2s), {@code start-timeout} (5m),
+ * {@code seed} (random), {@code output} ({@code target/soak}). Exits with status 1 when
+ * it found an anomaly.
  *
  * @author Idempotency contributors
  */
@@ -720,7 +721,7 @@ public final class SoakDriver {
 		}
 
 		void awaitStarted() {
-			this.instance.awaitStarted(Duration.ofMinutes(3));
+			this.instance.awaitStarted(duration(option("start-timeout", "5m")));
 			this.client = new SampleClient(this.instance.port());
 			log("Instance %d up: %s", this.index, this.instance);
 		}
