@@ -21,8 +21,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Demo controls of the sample's fake payment gateway.
  *
- * @param enabled whether the {@code Demo-Gateway-Delay-Ms} and {@code Demo-Gateway-Fault}
- * request headers are honoured
+ * @param enabled whether the demo request headers are honoured:
+ * {@code Demo-Gateway-Delay-Ms} and {@code Demo-Gateway-Fault} (the gateway's delay and
+ * failure) and {@code Demo-Delay-After-Commit-Ms} (a pause after the payment is committed
+ * and before the response is written, the moment crash tests kill the process at); for
+ * demos and tests only
  * @author Idempotency contributors
  */
 @ConfigurationProperties("payments.demo")

@@ -48,6 +48,8 @@ import org.springframework.web.bind.annotation.RestController;
 @RequestMapping("/payments")
 class PaymentController {
 
+	private static final Duration MAX_PAUSE = Duration.ofSeconds(60);
+
 	private final PaymentService payments;
 
 	private final DemoProperties demo;
@@ -64,9 +66,11 @@ class PaymentController {
 	ResponseEntity<Payment> pay(@RequestBody PaymentService.PaymentRequest request,
 			@RequestAttribute(IdempotencyFilter.KEY_ATTRIBUTE) IdempotencyKey key, Principal principal,
 			@RequestHeader(name = "Demo-Gateway-Delay-Ms", required = false) @Nullable Long delayMillis,
-			@RequestHeader(name = "Demo-Gateway-Fault", required = false) @Nullable Integer faultStatus) {
+			@RequestHeader(name = "Demo-Gateway-Fault", required = false) @Nullable Integer faultStatus,
+			@RequestHeader(name = "Demo-Delay-After-Commit-Ms", required = false) @Nullable Long afterCommitMillis) {
 		Payment payment = this.payments.pay(principal.getName(), key.key(), request,
 				demoBehaviour(delayMillis, faultStatus));
+		pauseAfterCommit(afterCommitMillis);
 		return ResponseEntity.status(HttpStatus.CREATED)
 			.location(URI.create("/payments/" + payment.id()))
 			.body(payment);
@@ -81,6 +85,20 @@ class PaymentController {
 	@GetMapping
 	List<Payment> list(@RequestParam UUID accountId, Principal principal) {
 		return this.payments.list(accountId, principal.getName());
+	}
+
+	// Demo only: the payment is committed but the response is not yet stored, the
+	// moment a crash test kills the process at. Ignored unless payments.demo.enabled.
+	private void pauseAfterCommit(@Nullable Long millis) {
+		if (!this.demo.enabled() || millis == null || millis <= 0) {
+			return;
+		}
+		try {
+			Thread.sleep(Math.min(millis, MAX_PAUSE.toMillis()));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	private PaymentGateway.DemoBehaviour demoBehaviour(@Nullable Long delayMillis, @Nullable Integer faultStatus) {
