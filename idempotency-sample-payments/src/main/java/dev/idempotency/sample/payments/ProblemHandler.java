@@ -18,8 +18,17 @@ package dev.idempotency.sample.payments;
 
 import java.net.URI;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.dao.TransientDataAccessException;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.TransactionSystemException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
@@ -28,7 +37,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * <p>
  * A 402 (insufficient funds), 400 or 404 is deterministic: the idempotency layer stores
  * it and replays it to retries. A 5xx from the gateway is transient: it is not stored,
- * and a retry with the same key runs the payment again.
+ * and a retry with the same key runs the payment again. So is a 503 for a database the
+ * payment could not reach (a connection lost or refused in the middle of the payment):
+ * the payment's own transactions roll back, and a retry finds the payment where it
+ * stopped.
  *
  * @author Idempotency contributors
  */
@@ -36,6 +48,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 class ProblemHandler {
 
 	static final String TYPE_BASE = "https://payments.example/problems/";
+
+	private static final Log logger = LogFactory.getLog(ProblemHandler.class);
 
 	@ExceptionHandler
 	ProblemDetail paymentRefused(PaymentException ex) {
@@ -51,6 +65,16 @@ class ProblemHandler {
 				"The payment gateway failed; retry later");
 		problem.setType(URI.create(TYPE_BASE + "gateway-failure"));
 		return problem;
+	}
+
+	@ExceptionHandler({ DataAccessResourceFailureException.class, TransientDataAccessException.class,
+			CannotCreateTransactionException.class, TransactionSystemException.class })
+	ResponseEntity<ProblemDetail> databaseUnavailable(Exception ex) {
+		logger.warn("Payments database unavailable, answering 503: " + ex.getMessage());
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
+				"The payments database is unavailable; retry with the same Idempotency-Key");
+		problem.setType(URI.create(TYPE_BASE + "database-unavailable"));
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, "1").body(problem);
 	}
 
 }
