@@ -7,12 +7,20 @@ median and range of those per-round ratios are reported. Round trips per request
 the private Redis server's INFO commandstats (which also counts
 the commands that scripts call: when scripts ran, the round trips are the script calls) and the benchmark database's pg_stat_database,
 read before and after each run; they are checked against SPEC section 9.
+
+CPU time per request is read from /proc before and after each run (clock ticks of the
+application's JVM, the private Redis server, every PostgreSQL process, and wrk itself by
+/usr/bin/time), with the machine's busy time (every core's non-idle ticks) beside it, so that
+a difference in throughput can be traced to the process that spent it.
 """
 
+import os
 import statistics
 import sys
 
 TOLERANCE = 0.05
+
+TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 
 # (label, numerator, denominator, budget or None)
 RATIOS = [
@@ -75,6 +83,12 @@ def load(path):
                 continue
             r = parse_result(result)
             requests = r["requests"]
+            cpu = None
+            if len(cols) >= 13 and cols[10] and cols[11]:
+                b = [int(x) for x in cols[10].split()]
+                a = [int(x) for x in cols[11].split()]
+                cpu = {k: (a[i] - b[i]) * TICK_US / requests for i, k in enumerate(("app", "redis", "pg", "busy"))}
+                cpu["wrk"] = int(cols[12]) * TICK_US / requests if cols[12] else None
             before, after = parse_calls(redis_before), parse_calls(redis_after)
             commands = {c: after[c] - before.get(c, 0) for c in after if after[c] - before.get(c, 0) > 0}
             pg_b = [int(x) for x in pg_before.split()]
@@ -93,6 +107,7 @@ def load(path):
                 "errors": int(r["non2xx"] + r["socket_errors"]), "requests": int(requests),
                 "measured": measured, "commands": {c: n / requests for c, n in commands.items()},
                 "failures": check(expect, measured), "expect": expect, "load": float(loadavg),
+                "cpu": cpu,
             })
     return runs
 
@@ -124,6 +139,26 @@ def table(runs, pass_):
         print(f"| {name} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {commands} | {pg_text} | {pgw_text} | {verdict}"
               f" | {errors} |")
     return failed
+
+
+def cpu_table(runs, pass_):
+    rows = [r for r in runs if r["pass"] == pass_ and r["cpu"]]
+    if not rows:
+        return
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    print("| endpoint | application JVM | Redis | PostgreSQL | wrk | rest | machine busy |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        mine = [r["cpu"] for r in rows if r["name"] == name]
+
+        def med(key):
+            values = [c[key] for c in mine if c.get(key) is not None]
+            return statistics.median(values) if values else None
+
+        app, redis, pg, wrk, busy = med("app"), med("redis"), med("pg"), med("wrk"), med("busy")
+        rest = busy - app - redis - pg - (wrk or 0)
+        cells = [f"{v:.0f}" if v is not None else "n/a" for v in (app, redis, pg, wrk, rest, busy)]
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 def ratios(runs):
@@ -161,6 +196,10 @@ def main():
         print(f"#### {title}\n")
         failed += table(runs, pass_)
         print()
+        if any(r["cpu"] for r in runs if r["pass"] == pass_):
+            print(f"CPU time per request in microseconds ({pass_}, median over the rounds):\n")
+            cpu_table(runs, pass_)
+            print()
     print("#### Ratios (per round, same run)\n")
     ratios(runs)
     print()

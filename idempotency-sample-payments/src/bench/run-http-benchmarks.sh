@@ -17,6 +17,9 @@
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   BENCH_PG_DATABASE [httpbench] (created if missing; its bench tables are dropped at the end)
 #   BENCH_OUT [idempotency-sample-payments/target/httpbench]
+#   BENCH_APPS ["redis tiered jdbc lookup"] (the applications to start)
+#   BENCH_CASES [.] (an extended regex on the case numbers, e.g. '^(1|2|2b|3|4)$'; cases
+#   whose application is not started are left out)
 set -euo pipefail
 
 MODULE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -89,7 +92,11 @@ declare -A POOLS=([redis]=16 [tiered]=16 [jdbc]=16 [lookup]=16)
 # store type of each application; "lookup" is the tiered store with the opt-in lookup claim
 declare -A TYPES=([redis]=redis [tiered]=tiered [jdbc]=jdbc [lookup]=tiered)
 declare -A CLAIMS=([redis]=durable [tiered]=durable [jdbc]=durable [lookup]=lookup)
-for app in redis tiered jdbc lookup; do
+read -r -a APPS <<< "${BENCH_APPS:-redis tiered jdbc lookup}"
+declare -A APP_PIDS=()
+REDIS_PID=${PIDS[0]}
+for app in "${APPS[@]}"; do
+	[[ -n ${PORTS[$app]:-} ]] || { echo "unknown application in BENCH_APPS: $app" >&2; exit 2; }
 	jfr=()
 	if [[ ${BENCH_JFR:-0} == 1 ]]; then
 		jfr=(-XX:StartFlightRecording=filename=$OUT/$app.jfr,settings=profile)
@@ -106,6 +113,7 @@ for app in redis tiered jdbc lookup; do
 		--spring.datasource.hikari.maximum-pool-size="${POOLS[$app]}" \
 		> "$OUT/app-$app.log" 2>&1 &
 	PIDS+=($!)
+	APP_PIDS[$app]=$!
 done
 
 BODY='{"account":"acc-42","amount":1299,"currency":"EUR","reference":"order-2026-11-23-0001"}'
@@ -115,7 +123,7 @@ post() { # port path [key] -> status code
 	curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${key[@]}" \
 		--data "$BODY" "http://127.0.0.1:$1$2" || true
 }
-for app in redis tiered jdbc lookup; do
+for app in "${APPS[@]}"; do
 	for _ in $(seq 1 180); do
 		[[ $(post "${PORTS[$app]}" /bare) == 201 ]] && break
 		sleep 1
@@ -124,9 +132,10 @@ for app in redis tiered jdbc lookup; do
 done
 # the keys replayed by the hot-replay runs
 for app in redis tiered; do
+	[[ -n ${APP_PIDS[$app]:-} ]] || continue
 	[[ $(post "${PORTS[$app]}" /idem/replay "$RUN_ID-replay") == 201 ]] || { echo "cannot prime the replay key" >&2; exit 1; }
 done
-echo "Applications ready (redis :18081, tiered :18082, jdbc :18083, tiered with lookup claim :18084)"
+echo "Applications ready: ${APPS[*]} (redis :18081, tiered :18082, jdbc :18083, tiered with lookup claim :18084)"
 
 # name | application | path | key (unique, none or a fixed key) | round trips expected (SPEC section 9)
 ENDPOINTS=(
@@ -148,6 +157,31 @@ ENDPOINTS=(
 	"7L payment|lookup|/payment|none|redis=0 pg=1 pgw=1"
 	"7Li payment @Idempotent tiered lookup|lookup|/payment/idem|unique|redis<=2 pg<=3 pgw<=2"
 )
+
+SELECTED=()
+for spec in "${ENDPOINTS[@]}"; do
+	IFS='|' read -r name app _ <<< "$spec"
+	[[ -n ${APP_PIDS[$app]:-} ]] && [[ ${name%% *} =~ ${BENCH_CASES:-.} ]] && SELECTED+=("$spec")
+done
+((${#SELECTED[@]} > 0)) || { echo "no case selected (BENCH_APPS, BENCH_CASES)" >&2; exit 2; }
+
+proc_ticks() { # user + system clock ticks of the given processes (gone ones count 0)
+	local total=0 pid fields
+	for pid in "$@"; do
+		fields=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
+		fields=${fields##*) }
+		read -r -a f <<< "$fields"
+		total=$((total + f[11] + f[12]))
+	done
+	echo "$total"
+}
+cpu_snapshot() { # "app redis postgres busy" clock ticks; busy is every non-idle tick of the machine
+	local app_pid=$1 pg_pids busy
+	pg_pids=$(pgrep -d ' ' -x postgres || true)
+	busy=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat)
+	# shellcheck disable=SC2086
+	echo "$(proc_ticks "$app_pid") $(proc_ticks "$REDIS_PID") $(proc_ticks $pg_pids) $busy"
+}
 
 redis_calls() { # "cmd=calls ..." of every command but INFO
 	redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' \
@@ -190,33 +224,41 @@ measure() { # pass round endpoint-spec connections threads duration
 	IFS='|' read -r name app path key expect <<< "$spec"
 	local bench_key=$key
 	[[ $key == unique ]] && bench_key=unique
-	local before_redis before_pg after_redis after_pg result
+	local before_redis before_pg after_redis after_pg result output cpu_before cpu_after wrk_cpu
 	before_redis=$(redis_calls)
 	before_pg=$(pg_settled)
-	result=$(BENCH_KEY=$bench_key BENCH_RUN="$RUN_ID-$pass-$round-${name%% *}" \
-		wrk -t"$threads" -c"$connections" -d"${duration}s" -s "$LUA" "http://127.0.0.1:${PORTS[$app]}$path" \
-		| grep '^RESULT' || true)
+	cpu_before=$(cpu_snapshot "${APP_PIDS[$app]}")
+	# wrk's own CPU time (user + system seconds) comes from /usr/bin/time, when present
+	local timer=()
+	[[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f 'WRKCPU %U %S')
+	output=$(BENCH_KEY=$bench_key BENCH_RUN="$RUN_ID-$pass-$round-${name%% *}" \
+		"${timer[@]}" wrk -t"$threads" -c"$connections" -d"${duration}s" -s "$LUA" \
+		"http://127.0.0.1:${PORTS[$app]}$path" 2>&1 || true)
+	cpu_after=$(cpu_snapshot "${APP_PIDS[$app]}")
+	result=$(grep '^RESULT' <<< "$output" || true)
+	wrk_cpu=$(awk '/^WRKCPU/ { printf "%d", ($2 + $3) * 100 }' <<< "$output")
 	after_pg=$(pg_settled)
 	after_redis=$(redis_calls)
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$name" "$expect" "$result" \
-		"$before_redis" "$after_redis" "$before_pg" "$after_pg" "$(cut -d' ' -f1 /proc/loadavg)" >> "$RESULTS"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$name" "$expect" "$result" \
+		"$before_redis" "$after_redis" "$before_pg" "$after_pg" "$(cut -d' ' -f1 /proc/loadavg)" \
+		"$cpu_before" "$cpu_after" "${wrk_cpu:-}" >> "$RESULTS"
 	echo "  $pass round $round  $name: $result"
 }
 
 : > "$RESULTS"
 echo "JIT warm-up: ${WARMUP}s per endpoint at c=16"
-for spec in "${ENDPOINTS[@]}"; do
+for spec in "${SELECTED[@]}"; do
 	measure warmup 0 "$spec" 16 2 "$WARMUP"
 done
 for round in $(seq 1 "$ROUNDS"); do
 	echo "Round $round of $ROUNDS at c=16, ${DURATION}s each"
-	for spec in "${ENDPOINTS[@]}"; do
+	for spec in "${SELECTED[@]}"; do
 		measure c16 "$round" "$spec" 16 2 "$DURATION"
 	done
 done
 for round in $(seq 1 "$ROUNDS"); do
 	echo "Round $round of $ROUNDS at c=1, ${C1_DURATION}s each"
-	for spec in "${ENDPOINTS[@]}"; do
+	for spec in "${SELECTED[@]}"; do
 		measure c1 "$round" "$spec" 1 1 "$C1_DURATION"
 	done
 done

@@ -19,7 +19,7 @@ package dev.idempotency.core.engine;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -69,7 +69,11 @@ public final class Execution implements AutoCloseable {
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
-	private volatile @Nullable ScheduledFuture<?> heartbeat;
+	private final long beatPeriodNanos;
+
+	private final AtomicBoolean beating = new AtomicBoolean();
+
+	private volatile long nextBeatNanos;
 
 	private volatile boolean ownershipLost;
 
@@ -80,11 +84,41 @@ public final class Execution implements AutoCloseable {
 		this.key = key;
 		this.policy = policy;
 		this.token = token;
+		this.beatPeriodNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, policy.lockTimeout().toMillis() / 3));
 	}
 
 	void startHeartbeat() {
-		long period = Math.max(1, this.policy.lockTimeout().toMillis() / 3);
-		this.heartbeat = this.engine.scheduleHeartbeat(this::beat, period);
+		this.nextBeatNanos = System.nanoTime() + this.beatPeriodNanos;
+		this.engine.heartbeats().start(this);
+	}
+
+	/**
+	 * Return the time between two heartbeats: a third of the lock timeout.
+	 * @return the period in nanoseconds
+	 */
+	long beatPeriodNanos() {
+		return this.beatPeriodNanos;
+	}
+
+	/**
+	 * Claim the beat that is due at the given time, unless the execution has ended, the
+	 * beat is not due yet, or the previous beat is still running.
+	 * @param now the current {@link System#nanoTime()}
+	 * @return whether the caller must run {@link #beat()}
+	 */
+	boolean claimBeat(long now) {
+		if (this.finished.get() || now - this.nextBeatNanos < 0 || !this.beating.compareAndSet(false, true)) {
+			return false;
+		}
+		this.nextBeatNanos = now + this.beatPeriodNanos;
+		return true;
+	}
+
+	/**
+	 * Mark the claimed beat as done without running it.
+	 */
+	void beatDone() {
+		this.beating.set(false);
 	}
 
 	/**
@@ -226,10 +260,21 @@ public final class Execution implements AutoCloseable {
 		}
 	}
 
-	private void beat() {
-		if (this.finished.get()) {
-			return;
+	/**
+	 * Extend the lease, after {@link #claimBeat(long)}.
+	 */
+	void beat() {
+		try {
+			if (!this.finished.get()) {
+				extendLease();
+			}
 		}
+		finally {
+			beatDone();
+		}
+	}
+
+	private void extendLease() {
 		try {
 			Duration lease = this.policy.lockTimeout();
 			if (!this.engine.store().extend(this.key, this.token, lease) && !this.finished.get()) {
@@ -246,10 +291,7 @@ public final class Execution implements AutoCloseable {
 	}
 
 	private void stopHeartbeat() {
-		ScheduledFuture<?> beat = this.heartbeat;
-		if (beat != null) {
-			beat.cancel(false);
-		}
+		this.engine.heartbeats().stop(this);
 	}
 
 	private static boolean pause(long millis) {

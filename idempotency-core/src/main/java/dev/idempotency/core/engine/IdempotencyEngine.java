@@ -20,7 +20,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -71,6 +70,8 @@ public final class IdempotencyEngine implements AutoCloseable {
 
 	private volatile boolean ownsScheduler;
 
+	private final Heartbeats heartbeats;
+
 	/**
 	 * Create an engine over the given store.
 	 * @param store the store, never {@code null}
@@ -79,6 +80,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 		this.store = Objects.requireNonNull(store, "'store' must not be null");
 		this.scheduler = newScheduler();
 		this.ownsScheduler = true;
+		this.heartbeats = new Heartbeats(this.scheduler);
 	}
 
 	/**
@@ -110,6 +112,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 		boolean owned = this.ownsScheduler;
 		this.scheduler = scheduler;
 		this.ownsScheduler = false;
+		this.heartbeats.setScheduler(scheduler);
 		if (owned) {
 			previous.shutdown();
 		}
@@ -194,8 +197,8 @@ public final class IdempotencyEngine implements AutoCloseable {
 		return Duration.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), seconds));
 	}
 
-	ScheduledFuture<?> scheduleHeartbeat(Runnable beat, long periodMillis) {
-		return this.scheduler.scheduleWithFixedDelay(beat, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+	Heartbeats heartbeats() {
+		return this.heartbeats;
 	}
 
 	Clock clock() {
@@ -212,6 +215,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
+		this.heartbeats.shutdown();
 		if (this.ownsScheduler) {
 			this.scheduler.shutdownNow();
 		}
