@@ -116,7 +116,7 @@ public record IdempotencyKey(String scope, String key) {
 	 * @return a new 32-byte array
 	 */
 	public byte[] digest() {
-		MessageDigest digest = Sha256.newDigest();
+		MessageDigest digest = Sha256.threadDigest();
 		digest.update(this.scope.getBytes(StandardCharsets.UTF_8));
 		digest.update((byte) 0);
 		digest.update(this.key.getBytes(StandardCharsets.US_ASCII));

@@ -26,7 +26,21 @@ import java.security.NoSuchAlgorithmException;
  */
 final class Sha256 {
 
+	// key digests are computed on every store call: spare each the provider look-up
+	private static final ThreadLocal<MessageDigest> THREAD_DIGEST = ThreadLocal.withInitial(Sha256::newDigest);
+
 	private Sha256() {
+	}
+
+	/**
+	 * Return this thread's digest, reset. It must not escape the calling method, nor be
+	 * used by a method it calls.
+	 * @return the digest
+	 */
+	static MessageDigest threadDigest() {
+		MessageDigest digest = THREAD_DIGEST.get();
+		digest.reset();
+		return digest;
 	}
 
 	static MessageDigest newDigest() {

@@ -244,7 +244,10 @@ public final class ScaleBenchmark {
 	private void fillRedis(DataSet dataSet) throws Exception {
 		StatefulRedisConnection<byte[], byte[]> connection = dataSet.redisConnection;
 		RedisAsyncCommands<byte[], byte[]> commands = connection.async();
-		byte[] header = ("C" + "0".repeat(16) + String.format(Locale.ROOT, "%016d", System.currentTimeMillis()))
+		// completed: expiry, creation time and claim TTL, then fingerprint and token
+		long now = System.currentTimeMillis();
+		byte[] header = ("C" + String.format(Locale.ROOT, "%016d%016d%016d", now + TTL.toMillis(), now,
+				TTL.toMillis()))
 			.getBytes(StandardCharsets.US_ASCII);
 		SetArgs px = SetArgs.Builder.px(TTL.toMillis());
 		connection.setAutoFlushCommands(false);

@@ -19,11 +19,12 @@ package dev.idempotency.spring.web;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 
 /**
- * Formats instants as HTTP dates (RFC 9110 IMF-fixdate).
+ * Formats instants as HTTP dates (RFC 9110 IMF-fixdate). The last date formatted is kept:
+ * responses completed in the same second under the same TTL advertise the same expiry, so
+ * most calls return it without formatting.
  *
  * @author Idempotency contributors
  */
@@ -33,11 +34,23 @@ final class HttpDates {
 		.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US)
 		.withZone(ZoneOffset.UTC);
 
+	private static volatile Formatted last = new Formatted(Long.MIN_VALUE, "");
+
 	private HttpDates() {
 	}
 
 	static String format(Instant instant) {
-		return IMF_FIXDATE.format(instant.truncatedTo(ChronoUnit.SECONDS));
+		long second = instant.getEpochSecond();
+		Formatted cached = last;
+		if (cached.second() == second) {
+			return cached.text();
+		}
+		String text = IMF_FIXDATE.format(Instant.ofEpochSecond(second));
+		last = new Formatted(second, text);
+		return text;
+	}
+
+	private record Formatted(long second, String text) {
 	}
 
 }

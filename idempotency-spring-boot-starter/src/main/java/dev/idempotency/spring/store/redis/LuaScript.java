@@ -21,6 +21,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 import org.apache.commons.logging.Log;
@@ -33,13 +34,17 @@ import org.springframework.data.redis.connection.ReturnType;
 /**
  * A Lua script shipped in the jar, run by its SHA-1 digest with {@code EVALSHA} and, when
  * the server does not know it (script cache flushed, server restarted or failed over), by
- * its text with {@code EVAL}, which also caches it again.
+ * its text with {@code EVAL}, which also caches it again. Every script is sent with the
+ * prelude {@value #PRELUDE}{@code .lua} in front of it: the record layout and the helpers
+ * the scripts share.
  *
  * @author Idempotency contributors
  */
 final class LuaScript {
 
 	private static final Log logger = LogFactory.getLog(LuaScript.class);
+
+	static final String PRELUDE = "record";
 
 	private final String name;
 
@@ -54,17 +59,25 @@ final class LuaScript {
 	}
 
 	/**
-	 * Load a script from the class path, next to this class.
+	 * Load a script from the class path, next to this class, behind the prelude.
 	 * @param name the file name without {@code .lua}
 	 * @return the script
 	 */
 	static LuaScript load(String name) {
+		byte[] prelude = read(PRELUDE);
+		byte[] script = read(name);
+		byte[] source = Arrays.copyOf(prelude, prelude.length + script.length);
+		System.arraycopy(script, 0, source, prelude.length, script.length);
+		return new LuaScript(name, source);
+	}
+
+	private static byte[] read(String name) {
 		String resource = name + ".lua";
 		try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
 			if (in == null) {
 				throw new IllegalStateException("Lua script '" + resource + "' not found next to " + LuaScript.class);
 			}
-			return new LuaScript(name, in.readAllBytes());
+			return in.readAllBytes();
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException("Cannot read Lua script '" + resource + "'", ex);
@@ -77,6 +90,14 @@ final class LuaScript {
 	 */
 	String name() {
 		return this.name;
+	}
+
+	/**
+	 * Return the SHA-1 digest by which Redis knows the script.
+	 * @return the digest in lower-case hexadecimal
+	 */
+	String sha1() {
+		return this.sha1;
 	}
 
 	/**
@@ -93,7 +114,7 @@ final class LuaScript {
 			return connection.scriptingCommands().evalSha(this.sha1, returnType, 1, keyAndArgs);
 		}
 		catch (RuntimeException ex) {
-			if (!isNoScript(ex)) {
+			if (!hasMessage(ex, "NOSCRIPT")) {
 				throw ex;
 			}
 			if (logger.isDebugEnabled()) {
@@ -103,12 +124,19 @@ final class LuaScript {
 		}
 	}
 
-	private static boolean isNoScript(Throwable ex) {
+	/**
+	 * Return whether an exception or one of its causes carries a Redis error message
+	 * containing the given text.
+	 * @param ex the exception
+	 * @param text the text, such as an error code
+	 * @return {@code true} if a message in the cause chain contains it
+	 */
+	static boolean hasMessage(Throwable ex, String text) {
 		Throwable candidate = ex;
 		// a cause chain could in principle be cyclic: look a few levels deep at most
 		for (int depth = 0; candidate != null && depth < 10; depth++) {
 			String message = candidate.getMessage();
-			if (message != null && message.contains("NOSCRIPT")) {
+			if (message != null && message.contains(text)) {
 				return true;
 			}
 			candidate = candidate.getCause();

@@ -36,29 +36,40 @@ import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.types.Expiration;
 
 /**
  * {@link IdempotencyStore} on Redis, through any Spring Data Redis
  * {@link RedisConnectionFactory} (standalone, Sentinel or Cluster; Lettuce is the tested
  * driver).
  * <p>
- * <b>Atomic primitive.</b> Every operation is one Lua script on one key, run in one round
- * trip with {@code EVALSHA} (falling back to {@code EVAL} once when the server's script
- * cache was flushed). The claim has the semantics of {@code SET key value NX PX ttl}
- * extended by the checks a plain {@code SET} cannot make atomically: the fingerprint
- * comparison, the lapsed-lease takeover and the owner-token fencing of {@code complete},
- * {@code release} and {@code extend}. {@link #evict} is a plain {@code DEL}.
+ * <b>Atomic primitives.</b> Every operation is one round trip. A key is claimed with
+ * <code>SET key claim NX PX ttl GET</code>: one plain command that either creates the
+ * processing record or returns the record that is there, so a first request and the
+ * replay of a completed key cost no script at all. Only when the key is held by a
+ * processing record with the same fingerprint does a second round trip ask a Lua script
+ * whether its lease has lapsed and, if so, take it over atomically. The other operations
+ * are Lua scripts run with {@code EVALSHA} (falling back to {@code EVAL} once when the
+ * server's script cache was flushed), because each must check the owner token and write
+ * in one step: the fencing of {@code complete}, {@code release} and {@code extend}.
+ * {@link #evict} is a plain {@code DEL}. A server whose {@code SET} cannot combine
+ * {@code NX} with {@code GET} (before Redis 7.0) answers the claim with a syntax error;
+ * the store then claims with the script, in one round trip too.
  * <p>
  * <b>Data layout.</b> A record is one Redis string under the key
  * <code>{keyPrefix}{<i>digest</i>}</code>, where <i>digest</i> is the unpadded base64url
  * form of {@link IdempotencyKey#digest()}. The braces are a Redis Cluster hash tag, so a
- * script only ever touches one slot; keys have a fixed length and client-chosen
- * characters never reach Redis. The value is binary (1-based byte positions):
+ * command only ever touches one slot; keys have a fixed length and client-chosen
+ * characters never reach Redis. The value is binary (1-based byte positions; times are 16
+ * ASCII digits):
  * <table>
  * <caption>Record value</caption>
  * <tr>
@@ -71,32 +82,42 @@ import org.springframework.data.redis.connection.ReturnType;
  * </tr>
  * <tr>
  * <td>2-17</td>
- * <td>lease expiry, epoch milliseconds of the Redis clock as 16 ASCII digits; zeros once
- * completed</td>
+ * <td>processing: the lease floor, the key's remaining TTL in milliseconds at or below
+ * which the lease has lapsed; completed: the expiry, epoch milliseconds of the Redis
+ * clock</td>
  * </tr>
  * <tr>
  * <td>18-33</td>
- * <td>creation time, in the same form</td>
+ * <td>creation time, epoch milliseconds of the Redis clock; zeros in a processing record
+ * until a script stamps it</td>
  * </tr>
  * <tr>
- * <td>34-65</td>
+ * <td>34-49</td>
+ * <td>claim TTL: the {@code PX} in milliseconds the record was claimed with</td>
+ * </tr>
+ * <tr>
+ * <td>50-81</td>
  * <td>request fingerprint (32 bytes)</td>
  * </tr>
  * <tr>
- * <td>66-81</td>
+ * <td>82-97</td>
  * <td>owner token ({@link OwnerToken#toBytes()}, 16 bytes)</td>
  * </tr>
  * <tr>
- * <td>82-</td>
+ * <td>98-</td>
  * <td>completed only: the response in the {@link StoredResponseCodec} form</td>
  * </tr>
  * </table>
  * <p>
- * <b>Time.</b> The key's Redis TTL is the record's expiry: the {@code ttl} of
+ * <b>Time.</b> The key's Redis TTL is the record's expiry: {@code max(ttl, lease)} of
  * {@link #acquire} while processing (so the record of a crashed owner disappears even if
- * nobody takes it over), the {@code ttl} of {@link #complete} once completed. Whether a
- * lease has lapsed is decided inside the scripts against Redis {@code TIME}, never by the
- * application's clock. Requires Redis 5 or later (scripts replicated by effects).
+ * nobody takes it over), the {@code ttl} of {@link #complete} once completed. The lease
+ * is measured on the same TTL: a claim stores {@code ttl - lease} as its lease floor, and
+ * the lease has lapsed once the key's remaining TTL has run down to the floor, which
+ * needs no clock of the application and no {@code TIME} call for the claim;
+ * {@link #extend} moves the floor. Creation and expiry times are read from Redis
+ * {@code TIME} inside the scripts (a claim's creation time is derived from its TTL until
+ * a script stamps it). Requires Redis 5 or later (scripts replicated by effects).
  * <p>
  * <b>Failures.</b> Any error of the connection or the server, and any record that cannot
  * be read (the store fails closed), is thrown as {@link IdempotencyStoreException}.
@@ -114,17 +135,22 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	public static final String DEFAULT_KEY_PREFIX = "idempotency:";
 
-	static final int HEADER_LENGTH = 81;
+	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
+
+	static final int HEADER_LENGTH = 97;
 
 	private static final int STATE_OFFSET = 0;
 
-	private static final int LEASE_OFFSET = 1;
+	// processing: the lease floor; completed: the expiry
+	private static final int TIME_OFFSET = 1;
 
 	private static final int CREATED_OFFSET = 17;
 
-	private static final int FINGERPRINT_OFFSET = 33;
+	private static final int CLAIM_TTL_OFFSET = 33;
 
-	private static final int TOKEN_OFFSET = 65;
+	private static final int FINGERPRINT_OFFSET = 49;
+
+	private static final int TOKEN_OFFSET = 81;
 
 	private static final int TIME_DIGITS = 16;
 
@@ -160,6 +186,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private StoredResponseCodec codec = new StoredResponseCodec();
 
+	// cleared for good when the server refuses SET with both NX and GET
+	private volatile boolean claimWithSet = true;
+
 	/**
 	 * Create a store.
 	 * @param connectionFactory the connection factory, never {@code null}
@@ -191,6 +220,16 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		this.codec = Objects.requireNonNull(codec, "'codec' must not be null");
 	}
 
+	/**
+	 * Set whether keys are claimed with the Lua script instead of
+	 * <code>SET NX PX GET</code>, as on servers before Redis 7.0. Defaults to
+	 * {@code false}; the store switches by itself when the server refuses the command.
+	 * @param claimWithScript whether to claim with the script
+	 */
+	void setClaimWithScript(boolean claimWithScript) {
+		this.claimWithSet = !claimWithScript;
+	}
+
 	@Override
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
@@ -200,16 +239,20 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		long leaseMillis = millis(lease, "lease");
 		// the record must not expire while its lease is live
 		long ttlMillis = Math.max(millis(ttl, "ttl"), leaseMillis);
-		List<Object> reply = execute(key, ACQUIRE, ReturnType.MULTI, redisKey, fingerprint.toByteArray(),
-				token.toBytes(), ascii(leaseMillis), ascii(ttlMillis));
+		byte[] claim = claim(fingerprint, token, ttlMillis - leaseMillis, ttlMillis);
+		if (this.claimWithSet) {
+			AcquireResult result = claimWithSet(key, redisKey, claim, ttlMillis, fingerprint, token);
+			if (result != null) {
+				return result;
+			}
+		}
+		List<Object> reply = execute(key, ACQUIRE, ReturnType.MULTI, redisKey, claim, ascii(ttlMillis));
 		long code = longAt(reply, 0);
 		if (code == ACQUIRED) {
 			return new AcquireResult.Acquired(token);
 		}
 		if (code == REPLAY) {
-			byte[] value = bytesAt(reply, 1);
-			Instant expiresAt = expiresAt(longAt(reply, 2), longAt(reply, 3), key);
-			return new AcquireResult.Replay(decodeResponse(value, key), expiresAt);
+			return replay(bytesAt(reply, 1), key);
 		}
 		if (code == IN_PROGRESS) {
 			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, longAt(reply, 1))));
@@ -218,6 +261,40 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			return new AcquireResult.Mismatch();
 		}
 		throw unreadable(key, code);
+	}
+
+	// null: the key is processing with the same fingerprint, or the server cannot combine
+	// NX and GET; the script decides
+	private @Nullable AcquireResult claimWithSet(IdempotencyKey key, byte[] redisKey, byte[] claim, long ttlMillis,
+			RequestFingerprint fingerprint, OwnerToken token) {
+		byte[] existing;
+		try {
+			existing = call(key, (connection) -> connection.stringCommands()
+				.setGet(redisKey, claim, Expiration.milliseconds(ttlMillis), SetOption.ifAbsent()));
+		}
+		catch (IdempotencyStoreException ex) {
+			if (!LuaScript.hasMessage(ex, "syntax error")) {
+				throw ex;
+			}
+			this.claimWithSet = false;
+			logger.info("Redis cannot combine NX and GET in SET (a server before 7.0): claiming keys with a script");
+			return null;
+		}
+		if (existing == null) {
+			return new AcquireResult.Acquired(token);
+		}
+		if (existing.length < HEADER_LENGTH) {
+			throw unreadable(key, UNREADABLE);
+		}
+		byte state = existing[STATE_OFFSET];
+		if (state != PROCESSING && state != COMPLETED) {
+			throw unreadable(key, UNREADABLE);
+		}
+		if (!Arrays.equals(existing, FINGERPRINT_OFFSET, FINGERPRINT_OFFSET + RequestFingerprint.LENGTH,
+				fingerprint.toByteArray(), 0, RequestFingerprint.LENGTH)) {
+			return new AcquireResult.Mismatch();
+		}
+		return (state == COMPLETED) ? replay(existing, key) : null;
 	}
 
 	@Override
@@ -250,24 +327,36 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			return Optional.empty();
 		}
 		byte[] value = bytesAt(reply, 0);
-		Instant expiresAt = expiresAt(longAt(reply, 1), longAt(reply, 2), key);
+		long pttl = longAt(reply, 1);
+		long now = longAt(reply, 2);
+		if (pttl < 0) {
+			// every record is written with a TTL: someone changed it by hand
+			throw new IdempotencyStoreException("Record of key '" + key + "' has no expiry in Redis");
+		}
 		if (value.length < HEADER_LENGTH) {
 			throw unreadable(key, UNREADABLE);
 		}
 		byte state = value[STATE_OFFSET];
-		if (state != PROCESSING && state != COMPLETED) {
+		if (state != PROCESSING && state != COMPLETED || (state == PROCESSING && value.length != HEADER_LENGTH)) {
 			throw unreadable(key, UNREADABLE);
 		}
 		boolean completed = state == COMPLETED;
-		Instant createdAt = Instant.ofEpochMilli(parseTime(value, CREATED_OFFSET, key));
-		@Nullable Instant leaseExpiresAt = completed ? null : Instant.ofEpochMilli(parseTime(value, LEASE_OFFSET, key));
+		long created = parseTime(value, CREATED_OFFSET, key);
+		@Nullable Instant leaseExpiresAt = null;
+		if (!completed) {
+			long floor = parseTime(value, TIME_OFFSET, key);
+			leaseExpiresAt = Instant.ofEpochMilli(now + pttl - floor);
+			if (created == 0) {
+				created = now - (parseTime(value, CLAIM_TTL_OFFSET, key) - pttl);
+			}
+		}
 		RequestFingerprint fingerprint = RequestFingerprint
 			.of(Arrays.copyOfRange(value, FINGERPRINT_OFFSET, FINGERPRINT_OFFSET + RequestFingerprint.LENGTH));
 		OwnerToken owner = OwnerToken.fromBytes(Arrays.copyOfRange(value, TOKEN_OFFSET, HEADER_LENGTH));
 		@Nullable StoredResponse response = completed ? decodeResponse(value, key) : null;
 		return Optional.of(new IdempotencyRecord(key, fingerprint,
-				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner, createdAt,
-				leaseExpiresAt, expiresAt, response));
+				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner,
+				Instant.ofEpochMilli(created), leaseExpiresAt, Instant.ofEpochMilli(now + pttl), response));
 	}
 
 	@Override
@@ -315,6 +404,30 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return reply == 1;
 	}
 
+	/**
+	 * Return the value of a processing record: the claim written by {@link #acquire}.
+	 * @param fingerprint the request's fingerprint
+	 * @param token the owner's token
+	 * @param leaseFloor the key's TTL at or below which the lease has lapsed
+	 * @param ttlMillis the key's TTL when claimed
+	 * @return the value
+	 */
+	static byte[] claim(RequestFingerprint fingerprint, OwnerToken token, long leaseFloor, long ttlMillis) {
+		byte[] value = new byte[HEADER_LENGTH];
+		value[STATE_OFFSET] = PROCESSING;
+		writeTime(value, TIME_OFFSET, leaseFloor);
+		writeTime(value, CREATED_OFFSET, 0);
+		writeTime(value, CLAIM_TTL_OFFSET, ttlMillis);
+		System.arraycopy(fingerprint.toByteArray(), 0, value, FINGERPRINT_OFFSET, RequestFingerprint.LENGTH);
+		System.arraycopy(token.toBytes(), 0, value, TOKEN_OFFSET, OwnerToken.LENGTH);
+		return value;
+	}
+
+	private AcquireResult.Replay replay(byte[] value, IdempotencyKey key) {
+		Instant expiresAt = Instant.ofEpochMilli(parseTime(value, TIME_OFFSET, key));
+		return new AcquireResult.Replay(decodeResponse(value, key), expiresAt);
+	}
+
 	private StoredResponse decodeResponse(byte[] value, IdempotencyKey key) {
 		try {
 			return this.codec.decode(value, HEADER_LENGTH, value.length - HEADER_LENGTH);
@@ -322,14 +435,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		catch (StoredResponseFormatException ex) {
 			throw new IdempotencyStoreException("Stored response of key '" + key + "' cannot be decoded", ex);
 		}
-	}
-
-	private static Instant expiresAt(long pttl, long now, IdempotencyKey key) {
-		if (pttl < 0) {
-			// every record is written with a TTL: someone changed it by hand
-			throw new IdempotencyStoreException("Record of key '" + key + "' has no expiry in Redis");
-		}
-		return Instant.ofEpochMilli(now + pttl);
 	}
 
 	private static long parseTime(byte[] value, int offset, IdempotencyKey key) {
@@ -342,6 +447,14 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			millis = millis * 10 + digit;
 		}
 		return millis;
+	}
+
+	private static void writeTime(byte[] value, int offset, long millis) {
+		long rest = millis;
+		for (int i = offset + TIME_DIGITS - 1; i >= offset; i--) {
+			value[i] = (byte) ('0' + (rest % 10));
+			rest /= 10;
+		}
 	}
 
 	private static IdempotencyStoreException unreadable(IdempotencyKey key, long code) {

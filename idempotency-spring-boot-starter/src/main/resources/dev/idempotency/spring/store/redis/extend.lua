@@ -12,34 +12,28 @@
 -- See the License for the specific language governing permissions and
 -- limitations under the License.
 --
--- Record layout (1-based): 1 state P|C, 2-17 lease expiry, 18-33 creation time (both epoch
--- milliseconds of the Redis clock as 16 decimal digits), 34-65 fingerprint, 66-81 owner
--- token, 82- encoded response (C only). See RedisIdempotencyStore.
 
 -- KEYS[1] record key
 -- ARGV[1] owner token (16 bytes), ARGV[2] lease ms
 -- returns 1 extended | 0 not the owner or not processing | -1 unreadable record
 local key = KEYS[1]
-local header = redis.call('GETRANGE', key, 0, 80)
-if string.len(header) == 0 then
+local header, state = owned_header(key, ARGV[1])
+if not header then
+	return state
+end
+if state ~= 'P' then
 	return 0
 end
-if string.len(header) < 81 then
+local created = created_at(key, header, now_millis())
+if not created then
 	return -1
 end
-local state = string.sub(header, 1, 1)
-if state ~= 'P' and state ~= 'C' then
-	return -1
-end
-if state ~= 'P' or string.sub(header, 66, 81) ~= ARGV[1] then
-	return 0
-end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local lease = tonumber(ARGV[2])
-redis.call('SETRANGE', key, 1, string.format('%016d', now + lease))
+local pttl = redis.call('PTTL', key)
 -- the record must not expire while its lease is live
-if redis.call('PTTL', key) < lease then
+if pttl < lease then
 	redis.call('PEXPIRE', key, lease)
+	pttl = lease
 end
+redis.call('SETRANGE', key, 1, digits(pttl - lease) .. digits(created))
 return 1

@@ -12,9 +12,6 @@
 -- See the License for the specific language governing permissions and
 -- limitations under the License.
 --
--- Record layout (1-based): 1 state P|C, 2-17 lease expiry, 18-33 creation time (both epoch
--- milliseconds of the Redis clock as 16 decimal digits), 34-65 fingerprint, 66-81 owner
--- token, 82- encoded response (C only). See RedisIdempotencyStore.
 
 -- KEYS[1] record key
 -- returns {} absent | {value, pttl, now}
@@ -23,5 +20,4 @@ local value = redis.call('GET', key)
 if not value then
 	return {}
 end
-local time = redis.call('TIME')
-return {value, redis.call('PTTL', key), tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)}
+return {value, redis.call('PTTL', key), now_millis()}

@@ -12,26 +12,16 @@
 -- See the License for the specific language governing permissions and
 -- limitations under the License.
 --
--- Record layout (1-based): 1 state P|C, 2-17 lease expiry, 18-33 creation time (both epoch
--- milliseconds of the Redis clock as 16 decimal digits), 34-65 fingerprint, 66-81 owner
--- token, 82- encoded response (C only). See RedisIdempotencyStore.
 
 -- KEYS[1] record key
 -- ARGV[1] owner token (16 bytes)
 -- returns 1 released | 0 not the owner or not processing | -1 unreadable record
 local key = KEYS[1]
-local header = redis.call('GETRANGE', key, 0, 80)
-if string.len(header) == 0 then
-	return 0
+local header, state = owned_header(key, ARGV[1])
+if not header then
+	return state
 end
-if string.len(header) < 81 then
-	return -1
-end
-local state = string.sub(header, 1, 1)
-if state ~= 'P' and state ~= 'C' then
-	return -1
-end
-if state ~= 'P' or string.sub(header, 66, 81) ~= ARGV[1] then
+if state ~= 'P' then
 	return 0
 end
 redis.call('DEL', key)

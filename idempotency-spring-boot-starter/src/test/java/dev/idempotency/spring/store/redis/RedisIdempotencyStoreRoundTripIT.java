@@ -39,7 +39,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The round-trip budget of SPEC section 9: every operation of
  * {@link RedisIdempotencyStore} is exactly one command, counted per connection with
- * {@link RedisMonitor} (robust against other clients of a shared server).
+ * {@link RedisMonitor} (robust against other clients of a shared server). The claim is a
+ * plain {@code SET}; only a duplicate of a processing key takes a second command, the
+ * script that tells a live lease from a lapsed one.
  *
  * @author Idempotency contributors
  */
@@ -89,11 +91,12 @@ class RedisIdempotencyStoreRoundTripIT {
 		exercise(newKey(), OwnerToken.generate());
 		IdempotencyKey key = newKey();
 		OwnerToken owner = OwnerToken.generate();
-		assertOneCommand("evalsha", () -> this.store.acquire(key, this.fingerprint, owner, LEASE, TTL),
+		assertOneCommand("set", () -> this.store.acquire(key, this.fingerprint, owner, LEASE, TTL),
 				AcquireResult.Acquired.class);
-		assertOneCommand("evalsha", () -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
+		assertCommands(List.of("set", "evalsha"),
+				() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
 				AcquireResult.InProgress.class);
-		assertOneCommand("evalsha", () -> this.store.acquire(key,
+		assertOneCommand("set", () -> this.store.acquire(key,
 				RequestFingerprint.of(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
 						20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 }),
 				OwnerToken.generate(), LEASE, TTL), AcquireResult.Mismatch.class);
@@ -103,19 +106,35 @@ class RedisIdempotencyStoreRoundTripIT {
 		assertOneCommand("evalsha", () -> this.store.release(key, OwnerToken.generate()), false);
 		assertOneCommand("evalsha", () -> this.store.complete(key, owner, this.response, TTL), true);
 		assertOneCommand("evalsha", () -> this.store.complete(key, owner, this.response, TTL), true);
-		assertOneCommand("evalsha", () -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
+		assertOneCommand("set", () -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
 				AcquireResult.Replay.class);
 		assertOneCommand("del", () -> this.store.evict(key), true);
 		assertOneCommand("evalsha", () -> this.store.find(key).isPresent(), false);
 		IdempotencyKey released = newKey();
 		OwnerToken releasing = OwnerToken.generate();
-		assertOneCommand("evalsha", () -> this.store.acquire(released, this.fingerprint, releasing, LEASE, TTL),
+		assertOneCommand("set", () -> this.store.acquire(released, this.fingerprint, releasing, LEASE, TTL),
 				AcquireResult.Acquired.class);
 		assertOneCommand("evalsha", () -> this.store.release(released, releasing), true);
 	}
 
+	@Test
+	void claimingWithTheScriptIsOneCommandToo() throws IOException {
+		this.store.setClaimWithScript(true);
+		exercise(newKey(), OwnerToken.generate());
+		IdempotencyKey key = newKey();
+		OwnerToken owner = OwnerToken.generate();
+		assertOneCommand("evalsha", () -> this.store.acquire(key, this.fingerprint, owner, LEASE, TTL),
+				AcquireResult.Acquired.class);
+		assertOneCommand("evalsha", () -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
+				AcquireResult.InProgress.class);
+		assertOneCommand("evalsha", () -> this.store.complete(key, owner, this.response, TTL), true);
+		assertOneCommand("evalsha", () -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
+				AcquireResult.Replay.class);
+	}
+
 	private void exercise(IdempotencyKey key, OwnerToken token) {
 		this.store.acquire(key, this.fingerprint, token, LEASE, TTL);
+		this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
 		this.store.extend(key, token, LEASE);
 		this.store.find(key);
 		this.store.release(key, token);
@@ -125,6 +144,11 @@ class RedisIdempotencyStoreRoundTripIT {
 	}
 
 	private void assertOneCommand(String command, Supplier<Object> operation, Object expected) throws IOException {
+		assertCommands(List.of(command), operation, expected);
+	}
+
+	private void assertCommands(List<String> expectedCommands, Supplier<Object> operation, Object expected)
+			throws IOException {
 		Object[] result = new Object[1];
 		List<String> commands = this.monitor.commandsOf(this.connectionFactory, () -> result[0] = operation.get());
 		if (expected instanceof Class<?> type) {
@@ -133,7 +157,7 @@ class RedisIdempotencyStoreRoundTripIT {
 		else {
 			assertThat(result[0]).isEqualTo(expected);
 		}
-		assertThat(commands).containsExactly(command);
+		assertThat(commands).containsExactlyElementsOf(expectedCommands);
 	}
 
 	private static IdempotencyKey newKey() {

@@ -17,7 +17,6 @@
 package dev.idempotency.spring.store.redis;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -27,7 +26,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -142,15 +140,15 @@ class RedisIdempotencyStoreStorageIT {
 		OwnerToken token = OwnerToken.generate();
 		acquire(key, token);
 		byte[] value = get(key);
-		assertThat(value).hasSize(81);
+		assertThat(value).hasSize(97);
 		assertThat(value[0]).isEqualTo((byte) 'P');
-		long leaseExpiresAt = digits(value, 1);
-		long createdAt = digits(value, 17);
-		// both times come from one reading of the Redis clock
-		assertThat(leaseExpiresAt - createdAt).isEqualTo(LEASE.toMillis());
-		assertThat(Instant.ofEpochMilli(createdAt)).isCloseTo(redisTime(), within(1, ChronoUnit.MINUTES));
-		assertThat(Arrays.copyOfRange(value, 33, 65)).isEqualTo(this.fingerprint.toByteArray());
-		assertThat(Arrays.copyOfRange(value, 65, 81)).isEqualTo(token.toBytes());
+		// the lease lapses when the key's TTL has run down by the lease
+		assertThat(digits(value, 1)).isEqualTo(TTL.toMillis() - LEASE.toMillis());
+		// no clock was read for the claim: the creation time is not stamped yet
+		assertThat(digits(value, 17)).isZero();
+		assertThat(digits(value, 33)).isEqualTo(TTL.toMillis());
+		assertThat(Arrays.copyOfRange(value, 49, 81)).isEqualTo(this.fingerprint.toByteArray());
+		assertThat(Arrays.copyOfRange(value, 81, 97)).isEqualTo(token.toBytes());
 	}
 
 	@Test
@@ -158,15 +156,17 @@ class RedisIdempotencyStoreStorageIT {
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
 		acquire(key, token);
-		long createdAt = digits(get(key), 17);
+		Instant claimedAt = redisTime();
 		assertThat(this.store.complete(key, token, this.response, TTL)).isTrue();
 		byte[] value = get(key);
 		assertThat(value[0]).isEqualTo((byte) 'C');
-		assertThat(new String(value, 1, 16, StandardCharsets.US_ASCII)).isEqualTo("0".repeat(16));
-		assertThat(digits(value, 17)).isEqualTo(createdAt);
-		assertThat(Arrays.copyOfRange(value, 33, 65)).isEqualTo(this.fingerprint.toByteArray());
-		assertThat(Arrays.copyOfRange(value, 65, 81)).isEqualTo(token.toBytes());
-		assertThat(Arrays.copyOfRange(value, 81, value.length))
+		assertThat(Instant.ofEpochMilli(digits(value, 1))).isCloseTo(redisTime().plus(TTL),
+				within(1, ChronoUnit.MINUTES));
+		assertThat(Instant.ofEpochMilli(digits(value, 17))).isCloseTo(claimedAt, within(1, ChronoUnit.MINUTES));
+		assertThat(digits(value, 33)).isEqualTo(TTL.toMillis());
+		assertThat(Arrays.copyOfRange(value, 49, 81)).isEqualTo(this.fingerprint.toByteArray());
+		assertThat(Arrays.copyOfRange(value, 81, 97)).isEqualTo(token.toBytes());
+		assertThat(Arrays.copyOfRange(value, 97, value.length))
 			.isEqualTo(new StoredResponseCodec().encode(this.response));
 	}
 
@@ -201,10 +201,15 @@ class RedisIdempotencyStoreStorageIT {
 		assertThat(this.store.extend(key, token, longLease)).isTrue();
 		assertThat(pttl(key)).isBetween(longLease.toMillis() - 60_000, longLease.toMillis());
 		byte[] value = get(key);
-		assertThat(value).hasSize(81);
-		assertThat(digits(value, 1) - digits(value, 17)).isBetween(longLease.toMillis(), longLease.toMillis() + 60_000);
+		assertThat(value).hasSize(97);
+		// the TTL was stretched to the lease, which now lasts as long as the key
+		assertThat(digits(value, 1)).isZero();
+		// the TTL changed, so the creation time is stamped now
+		assertThat(Instant.ofEpochMilli(digits(value, 17))).isCloseTo(redisTime(), within(1, ChronoUnit.MINUTES));
 		assertThat(this.store.extend(key, token, Duration.ofSeconds(1))).isTrue();
-		assertThat(pttl(key)).isGreaterThan(longLease.toMillis() - 60_000);
+		long pttl = pttl(key);
+		assertThat(pttl).isGreaterThan(longLease.toMillis() - 60_000);
+		assertThat(digits(get(key), 1)).isBetween(pttl - 1_000, pttl + 60_000 - 1_000);
 	}
 
 	@Test
@@ -223,7 +228,7 @@ class RedisIdempotencyStoreStorageIT {
 			.isInstanceOf(AcquireResult.Mismatch.class);
 		assertThat(this.store.acquire(key, this.fingerprint, next, LEASE, TTL))
 			.isInstanceOf(AcquireResult.Acquired.class);
-		assertThat(Arrays.copyOfRange(get(key), 65, 81)).isEqualTo(next.toBytes());
+		assertThat(Arrays.copyOfRange(get(key), 81, 97)).isEqualTo(next.toBytes());
 		assertThat(this.store.complete(key, owner, this.response, TTL)).isFalse();
 		assertThat(this.store.complete(key, next, this.response, TTL)).isTrue();
 	}
@@ -232,12 +237,17 @@ class RedisIdempotencyStoreStorageIT {
 	void replayExpiryAndFindTimesComeFromRedis() {
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
+		Instant before = redisTime();
 		acquire(key, token);
+		Instant after = redisTime();
 		IdempotencyRecord processing = this.store.find(key).orElseThrow();
-		byte[] header = get(key);
 		assertThat(processing.status()).isEqualTo(IdempotencyStatus.PROCESSING);
-		assertThat(processing.createdAt()).isEqualTo(Instant.ofEpochMilli(digits(header, 17)));
-		assertThat(processing.leaseExpiresAt()).isEqualTo(Instant.ofEpochMilli(digits(header, 1)));
+		// derived from the claim TTL and the key's remaining TTL, both Redis' own
+		assertThat(processing.createdAt()).isBetween(before.minusMillis(5), after.plusMillis(5));
+		assertThat(Duration.between(processing.createdAt(), processing.leaseExpiresAt()))
+			.isBetween(LEASE.minusMillis(5), LEASE.plusMillis(5));
+		assertThat(Duration.between(processing.createdAt(), processing.expiresAt())).isBetween(TTL.minusMillis(5),
+				TTL.plusMillis(5));
 		assertThat(processing.owner()).isEqualTo(token);
 		assertThat(processing.fingerprint()).isEqualTo(this.fingerprint);
 		assertThat(processing.response()).isNull();
@@ -247,13 +257,24 @@ class RedisIdempotencyStoreStorageIT {
 		assertThat(replay).isInstanceOfSatisfying(AcquireResult.Replay.class, (result) -> {
 			assertThat(result.response()).isEqualTo(this.response);
 			assertThat(result.expiresAt()).isCloseTo(expectedExpiry, within(1, ChronoUnit.MINUTES));
+			assertThat(result.expiresAt()).isEqualTo(Instant.ofEpochMilli(digits(get(key), 1)));
 		});
 		IdempotencyRecord completed = this.store.find(key).orElseThrow();
 		assertThat(completed.status()).isEqualTo(IdempotencyStatus.COMPLETED);
 		assertThat(completed.leaseExpiresAt()).isNull();
-		assertThat(completed.createdAt()).isEqualTo(processing.createdAt());
+		assertThat(completed.createdAt()).isCloseTo(processing.createdAt(), within(5, ChronoUnit.MILLIS));
 		assertThat(completed.response()).isEqualTo(this.response);
 		assertThat(completed.expiresAt()).isCloseTo(expectedExpiry, within(1, ChronoUnit.MINUTES));
+	}
+
+	@Test
+	void claimIsTheStoresOnlyWriteWhenTheKeyIsNew() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		acquire(key, token);
+		byte[] claim = RedisIdempotencyStore.claim(this.fingerprint, token, TTL.toMillis() - LEASE.toMillis(),
+				TTL.toMillis());
+		assertThat(get(key)).isEqualTo(claim);
 	}
 
 	@Test
@@ -261,7 +282,7 @@ class RedisIdempotencyStoreStorageIT {
 		IdempotencyKey warm = newKey();
 		OwnerToken warmToken = OwnerToken.generate();
 		exerciseEveryScript(warm, warmToken);
-		String[] shas = Arrays.stream(SCRIPTS).map(RedisIdempotencyStoreStorageIT::sha1OfScript).toArray(String[]::new);
+		String[] shas = Arrays.stream(SCRIPTS).map((name) -> LuaScript.load(name).sha1()).toArray(String[]::new);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			assertThat(connection.scriptingCommands().scriptExists(shas)).containsOnly(true);
 			connection.scriptingCommands().scriptFlush();
@@ -278,6 +299,9 @@ class RedisIdempotencyStoreStorageIT {
 	private void exerciseEveryScript(IdempotencyKey key, OwnerToken token) {
 		assertThat(this.store.acquire(key, this.fingerprint, token, LEASE, TTL))
 			.isInstanceOf(AcquireResult.Acquired.class);
+		// a duplicate of a processing key is decided by the acquire script
+		assertThat(this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
 		assertThat(this.store.extend(key, token, LEASE)).isTrue();
 		assertThat(this.store.find(key)).isPresent();
 		assertThat(this.store.release(key, token)).isTrue();
@@ -328,16 +352,24 @@ class RedisIdempotencyStoreStorageIT {
 	}
 
 	@Test
-	void recordWithoutRedisExpiryFailsClosedOnReplay() {
+	void recordWithoutRedisExpiryFailsClosed() {
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
 		acquire(key, token);
+		persist(key);
+		// only the script can tell whether the lease lapsed, and it needs the TTL
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(key));
 		assertThat(this.store.complete(key, token, this.response, TTL)).isTrue();
+		persist(key);
+		assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(key));
+	}
+
+	private void persist(IdempotencyKey key) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			connection.keyCommands().persist(this.store.redisKey(key));
 		}
-		assertThatExceptionOfType(IdempotencyStoreException.class)
-			.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
 	}
 
 	private void assertEveryReadingOperationFails(IdempotencyKey key, OwnerToken token) {
@@ -395,12 +427,12 @@ class RedisIdempotencyStoreStorageIT {
 
 	private byte[] record(char state, RequestFingerprint fingerprint, OwnerToken token, byte[] response) {
 		String time = String.format("%016d", 1_700_000_000_000L);
-		byte[] header = (state + time + time).getBytes(StandardCharsets.US_ASCII);
-		byte[] value = new byte[81 + response.length];
-		System.arraycopy(header, 0, value, 0, 33);
-		System.arraycopy(fingerprint.toByteArray(), 0, value, 33, 32);
-		System.arraycopy(token.toBytes(), 0, value, 65, 16);
-		System.arraycopy(response, 0, value, 81, response.length);
+		byte[] header = (state + time + time + time).getBytes(StandardCharsets.US_ASCII);
+		byte[] value = new byte[97 + response.length];
+		System.arraycopy(header, 0, value, 0, 49);
+		System.arraycopy(fingerprint.toByteArray(), 0, value, 49, 32);
+		System.arraycopy(token.toBytes(), 0, value, 81, 16);
+		System.arraycopy(response, 0, value, 97, response.length);
 		return value;
 	}
 
@@ -455,16 +487,6 @@ class RedisIdempotencyStoreStorageIT {
 			return RequestFingerprint.of(MessageDigest.getInstance("SHA-256").digest(RedisTestServer.bytes(request)));
 		}
 		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
-	}
-
-	private static String sha1OfScript(String name) {
-		try (InputStream in = RedisIdempotencyStore.class.getResourceAsStream(name + ".lua")) {
-			assertThat(in).as("script %s", name).isNotNull();
-			return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(in.readAllBytes()));
-		}
-		catch (IOException | NoSuchAlgorithmException ex) {
 			throw new IllegalStateException(ex);
 		}
 	}
