@@ -3,10 +3,12 @@
 
 Throughput and latency are the median over the rounds. Ratios are computed within each
 round (the two endpoints ran minutes apart at most, under the same machine load) and the
-median and range of those per-round ratios are reported. Round trips per request come from
-the private Redis server's INFO commandstats (which also counts
-the commands that scripts call: when scripts ran, the round trips are the script calls) and the benchmark database's pg_stat_database,
-read before and after each run; they are checked against SPEC section 9.
+median and range of those per-round ratios are reported. Redis round trips per request are
+the commands the application sent, from its "lettuce" timer (one observation per command,
+by db.operation); the private Redis server's INFO commandstats add what the server ran,
+the commands that scripts call included. PostgreSQL transactions come from the benchmark
+database's pg_stat_database. All are read before and after each run and checked against
+SPEC section 9.
 
 CPU time per request is read from /proc before and after each run (clock ticks of the
 application's JVM, the private Redis server, every PostgreSQL process, and wrk itself by
@@ -95,8 +97,17 @@ def load(path):
             pg_a = [int(x) for x in pg_after.split()]
             # INFO commandstats also counts the commands a script calls: when scripts ran, the
             # round trips are the script calls (the store sends nothing else but DEL)
-            scripts = sum(n for c, n in commands.items() if c.startswith(("eval", "fcall")))
-            round_trips = (scripts + commands.get("del", 0)) if scripts else sum(commands.values())
+            sent = {}
+            if len(cols) >= 15 and cols[14]:
+                sent_b, sent_a = parse_calls(cols[13]), parse_calls(cols[14])
+                sent = {c.lower(): sent_a[c] - sent_b.get(c, 0) for c in sent_a if sent_a[c] - sent_b.get(c, 0) > 0}
+            if len(cols) >= 15 and cols[14]:
+                round_trips = sum(sent.values())
+            else:
+                # no client-side count: infer from the server's, where a script's inner
+                # commands count too
+                scripts = sum(n for c, n in commands.items() if c.startswith(("eval", "fcall")))
+                round_trips = (scripts + commands.get("del", 0)) if scripts else sum(commands.values())
             measured = {"redis": round_trips / requests}
             if len(pg_a) == 2 and len(pg_b) == 2:
                 measured["pg"] = (pg_a[0] - pg_b[0]) / requests
@@ -106,6 +117,7 @@ def load(path):
                 "rps": requests / (r["duration_us"] / 1e6), "p50": r["p50_us"] / 1000, "p99": r["p99_us"] / 1000,
                 "errors": int(r["non2xx"] + r["socket_errors"]), "requests": int(requests),
                 "measured": measured, "commands": {c: n / requests for c, n in commands.items()},
+                "sent": {c: n / requests for c, n in sent.items()},
                 "failures": check(expect, measured), "expect": expect, "load": float(loadavg),
                 "cpu": cpu,
             })
@@ -115,9 +127,9 @@ def load(path):
 def table(runs, pass_):
     rows = [r for r in runs if r["pass"] == pass_]
     names = list(dict.fromkeys(r["name"] for r in rows))
-    print(f"| endpoint | req/s | p50 ms | p99 ms | Redis round trips/req (commands/req) | PostgreSQL transactions/req"
-          f" | rows written/req | SPEC section 9 | errors |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| endpoint | req/s | p50 ms | p99 ms | Redis round trips/req (sent) | Redis commands run/req"
+          f" | PostgreSQL transactions/req | rows written/req | SPEC section 9 | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     failed = 0
     for name in names:
         mine = [r for r in rows if r["name"] == name]
@@ -126,8 +138,11 @@ def table(runs, pass_):
         p99 = statistics.median(r["p99"] for r in mine)
         counted = [r for r in mine if "pg" in r["measured"]]
         last = counted[-1] if counted else mine[-1]
+        sent = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["sent"].items()))
+        sent = f"{last['measured']['redis']:.2f}" + (f" ({sent})" if sent else "")
+        ran = sum(last["commands"].values())
         commands = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["commands"].items()))
-        commands = f"{last['measured']['redis']:.2f}" + (f" ({commands})" if commands else "")
+        commands = f"{ran:.2f}" + (f" ({commands})" if commands else "")
         failures = [f for r in mine for f in r["failures"]]
         failed += len(failures)
         verdict = "ok" if not failures else "MISSED: " + "; ".join(sorted(set(failures)))
@@ -136,8 +151,8 @@ def table(runs, pass_):
         pgw = last["measured"].get("pgw")
         pg_text = "n/a" if pg is None else f"{pg:.2f}"
         pgw_text = "n/a" if pgw is None else f"{pgw:.2f}"
-        print(f"| {name} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {commands} | {pg_text} | {pgw_text} | {verdict}"
-              f" | {errors} |")
+        print(f"| {name} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {sent} | {commands} | {pg_text} | {pgw_text}"
+              f" | {verdict} | {errors} |")
     return failed
 
 

@@ -2,12 +2,13 @@
 #
 # HTTP benchmarks of the idempotency starter (docs/benchmarks.md, section "HTTP (wrk)").
 #
-# Starts dev.idempotency.sample.bench.HttpBenchApplication three times, one JVM per store
-# mode (redis, tiered, jdbc), each with every endpoint, on a private Redis and a PostgreSQL
-# database of its own. Then it measures the endpoints one after the other, interleaved over
-# several rounds, at concurrency 16 and at concurrency 1, counts the Redis commands and
-# PostgreSQL transactions of each run, and prints markdown tables with the ratios against
-# the budget of SPEC section 9.
+# Starts dev.idempotency.sample.bench.HttpBenchApplication four times, one JVM per store
+# mode (redis, tiered, jdbc, and tiered with the lookup claim), each with every endpoint, on
+# a private Redis and a PostgreSQL database of its own. Then it measures the endpoints one
+# after the other, interleaved over several rounds, at concurrency 16 and at concurrency 1,
+# counts the Redis commands (sent by the application, and run by the server) and the
+# PostgreSQL transactions of each run, reads the CPU time each process spent, and prints
+# markdown tables with the ratios against the budget of SPEC section 9.
 #
 # Usage: run-http-benchmarks.sh [--no-build] [--quick]
 # Environment (defaults in brackets):
@@ -183,6 +184,10 @@ cpu_snapshot() { # "app redis postgres busy" clock ticks; busy is every non-idle
 	echo "$(proc_ticks "$app_pid") $(proc_ticks "$REDIS_PID") $(proc_ticks $pg_pids) $busy"
 }
 
+lettuce_calls() { # "OPERATION=count ..." of the Redis commands the application has sent
+	python3 "$MODULE/src/bench/httpbench-lettuce.py" "$1" 2> /dev/null || true
+}
+
 redis_calls() { # "cmd=calls ..." of every command but INFO
 	redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' \
 		| awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { sub("cmdstat_", "", $1); printf "%s=%s ", $1, $3 }'
@@ -225,6 +230,8 @@ measure() { # pass round endpoint-spec connections threads duration
 	local bench_key=$key
 	[[ $key == unique ]] && bench_key=unique
 	local before_redis before_pg after_redis after_pg result output cpu_before cpu_after wrk_cpu
+	local before_sent after_sent
+	before_sent=$(lettuce_calls "${PORTS[$app]}")
 	before_redis=$(redis_calls)
 	before_pg=$(pg_settled)
 	cpu_before=$(cpu_snapshot "${APP_PIDS[$app]}")
@@ -239,9 +246,10 @@ measure() { # pass round endpoint-spec connections threads duration
 	wrk_cpu=$(awk '/^WRKCPU/ { printf "%d", ($2 + $3) * 100 }' <<< "$output")
 	after_pg=$(pg_settled)
 	after_redis=$(redis_calls)
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$name" "$expect" "$result" \
-		"$before_redis" "$after_redis" "$before_pg" "$after_pg" "$(cut -d' ' -f1 /proc/loadavg)" \
-		"$cpu_before" "$cpu_after" "${wrk_cpu:-}" >> "$RESULTS"
+	after_sent=$(lettuce_calls "${PORTS[$app]}")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$name" "$expect" \
+		"$result" "$before_redis" "$after_redis" "$before_pg" "$after_pg" "$(cut -d' ' -f1 /proc/loadavg)" \
+		"$cpu_before" "$cpu_after" "${wrk_cpu:-}" "$before_sent" "$after_sent" >> "$RESULTS"
 	echo "  $pass round $round  $name: $result"
 }
 

@@ -127,16 +127,16 @@ class TieredRoundTripIT {
 	void roundTripsOfEachPath() throws IOException {
 		Paths paths = measurePaths();
 
-		// Redis claim, Redis completion; durable claim, durable completion (both writes:
-		// the claim is durable, see docs/architecture.md)
-		assertThat(paths.first().redis()).containsExactly("evalsha", "evalsha");
+		// Redis claim (a plain SET), Redis completion (a script); durable claim, durable
+		// completion (both writes: the claim is durable, see docs/architecture.md)
+		assertThat(paths.first().redis()).containsExactly("set", "evalsha");
 		assertThat(paths.first().postgresql()).hasSize(2).allMatch(CountingDataSource::isWrite);
-		assertThat(paths.hotReplay().redis()).containsExactly("evalsha");
+		assertThat(paths.hotReplay().redis()).containsExactly("set");
 		assertThat(paths.hotReplay().postgresql()).isEmpty();
 		// Redis claim, durable look-up (finds the replay), Redis re-warm over the claim
-		assertThat(paths.coldReplay().redis()).containsExactly("evalsha", "evalsha");
+		assertThat(paths.coldReplay().redis()).containsExactly("set", "evalsha");
 		assertThat(paths.coldReplay().postgresql()).hasSize(1);
-		assertThat(paths.rewarmedReplay().redis()).containsExactly("evalsha");
+		assertThat(paths.rewarmedReplay().redis()).containsExactly("set");
 		assertThat(paths.rewarmedReplay().postgresql()).isEmpty();
 	}
 
@@ -148,17 +148,17 @@ class TieredRoundTripIT {
 		// SPEC section 9: at most 2 Redis round trips and 2 PostgreSQL statements, only
 		// one of them a write: Redis claim, durable look-up (a read), Redis completion,
 		// durable completion (the one write)
-		assertThat(paths.first().redis()).containsExactly("evalsha", "evalsha");
+		assertThat(paths.first().redis()).containsExactly("set", "evalsha");
 		assertThat(paths.first().postgresql()).hasSize(2);
 		assertThat(paths.first().postgresql()).filteredOn(CountingDataSource::isWrite).hasSize(1);
 		assertThat(paths.first().postgresql().get(0)).satisfies(
 				(sql) -> assertThat(CountingDataSource.isWrite(sql)).as("the look-up is read-only: %s", sql).isFalse());
-		assertThat(paths.hotReplay().redis()).containsExactly("evalsha");
+		assertThat(paths.hotReplay().redis()).containsExactly("set");
 		assertThat(paths.hotReplay().postgresql()).isEmpty();
 		// Redis claim, durable look-up (a read that finds the replay), Redis re-warm
-		assertThat(paths.coldReplay().redis()).containsExactly("evalsha", "evalsha");
+		assertThat(paths.coldReplay().redis()).containsExactly("set", "evalsha");
 		assertThat(paths.coldReplay().postgresql()).hasSize(1).noneMatch(CountingDataSource::isWrite);
-		assertThat(paths.rewarmedReplay().redis()).containsExactly("evalsha");
+		assertThat(paths.rewarmedReplay().redis()).containsExactly("set");
 		assertThat(paths.rewarmedReplay().postgresql()).isEmpty();
 	}
 
