@@ -258,17 +258,26 @@ echo "JIT warm-up: ${WARMUP}s per endpoint at c=16"
 for spec in "${SELECTED[@]}"; do
 	measure warmup 0 "$spec" 16 2 "$WARMUP"
 done
+# every other round runs the cases in reverse order, so that a machine whose speed drifts
+# during a round favours neither side of a ratio
+REVERSED=()
+for ((i = ${#SELECTED[@]} - 1; i >= 0; i--)); do
+	REVERSED+=("${SELECTED[$i]}")
+done
+in_round_order() { # round -> the cases in that round's order, one per line
+	if (($1 % 2 == 1)); then printf '%s\n' "${SELECTED[@]}"; else printf '%s\n' "${REVERSED[@]}"; fi
+}
 for round in $(seq 1 "$ROUNDS"); do
 	echo "Round $round of $ROUNDS at c=16, ${DURATION}s each"
-	for spec in "${SELECTED[@]}"; do
+	while IFS= read -r spec; do
 		measure c16 "$round" "$spec" 16 2 "$DURATION"
-	done
+	done < <(in_round_order "$round")
 done
 for round in $(seq 1 "$ROUNDS"); do
 	echo "Round $round of $ROUNDS at c=1, ${C1_DURATION}s each"
-	for spec in "${SELECTED[@]}"; do
+	while IFS= read -r spec; do
 		measure c1 "$round" "$spec" 1 1 "$C1_DURATION"
-	done
+	done < <(in_round_order "$round")
 done
 
 {
