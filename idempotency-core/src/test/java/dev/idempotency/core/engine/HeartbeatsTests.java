@@ -19,20 +19,13 @@ package dev.idempotency.core.engine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.IdempotencyKey;
-import dev.idempotency.core.IdempotencyRecord;
-import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.store.AcquireResult;
-import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -53,18 +46,22 @@ class HeartbeatsTests {
 
 	private final ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(2);
 
-	private final SlowExtendStore store = new SlowExtendStore(new InMemoryIdempotencyStore());
+	private final CountDownLatch release = new CountDownLatch(1);
+
+	private final IdempotencyEngineTests.ControllableStore store = new IdempotencyEngineTests.ControllableStore(
+			new InMemoryIdempotencyStore());
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(this.store);
 
 	HeartbeatsTests() {
+		this.store.extendGate = this.release;
 		this.scheduler.setRemoveOnCancelPolicy(true);
 		this.engine.setHeartbeatScheduler(this.scheduler);
 	}
 
 	@AfterEach
 	void shutDown() {
-		this.store.release.countDown();
+		this.release.countDown();
 		this.engine.close();
 		this.scheduler.shutdownNow();
 	}
@@ -86,7 +83,7 @@ class HeartbeatsTests {
 
 	@Test
 	void executionThatEndsBeforeItsFirstBeatIsNeverBeaten() throws InterruptedException {
-		this.store.release.countDown();
+		this.release.countDown();
 		Execution execution = begin(SHORT_LEASE);
 		execution.complete(new StoredResponse(200, List.of(), new byte[0]));
 		Thread.sleep(400);
@@ -95,7 +92,7 @@ class HeartbeatsTests {
 
 	@Test
 	void longRunningExecutionIsBeatenAboutOncePerPeriod() throws InterruptedException {
-		this.store.release.countDown();
+		this.release.countDown();
 		Execution execution = begin(SHORT_LEASE);
 		// period 100 ms, swept every 25 ms: about 9 beats in 950 ms; fewer only on a busy
 		// machine
@@ -107,7 +104,7 @@ class HeartbeatsTests {
 
 	@Test
 	void shorterLeaseThanAnySeenBeforeSpeedsUpTheSweep() throws InterruptedException {
-		this.store.release.countDown();
+		this.release.countDown();
 		// a 30 s lock timeout first: swept every 2.5 s
 		Execution slow = begin(IdempotencyPolicy.defaults());
 		Execution fast = begin(SHORT_LEASE);
@@ -124,7 +121,7 @@ class HeartbeatsTests {
 		// the first beat blocks in the store for 4 periods
 		Thread.sleep(450);
 		assertThat(this.store.extendCalls).hasValue(1);
-		this.store.release.countDown();
+		this.release.countDown();
 		Thread.sleep(250);
 		execution.complete(new StoredResponse(200, List.of(), new byte[0]));
 		assertThat(this.store.maxConcurrentExtends).hasValue(1);
@@ -145,71 +142,6 @@ class HeartbeatsTests {
 				RequestFingerprint.of(new byte[RequestFingerprint.LENGTH]), policy);
 		assertThat(decision).isInstanceOf(Decision.Execute.class);
 		return ((Decision.Execute) decision).execution();
-	}
-
-	/**
-	 * Store whose extensions wait until {@link #release} opens, counting how many run at
-	 * once.
-	 */
-	static final class SlowExtendStore implements IdempotencyStore {
-
-		private final IdempotencyStore delegate;
-
-		final CountDownLatch release = new CountDownLatch(1);
-
-		final AtomicInteger extendCalls = new AtomicInteger();
-
-		final AtomicInteger maxConcurrentExtends = new AtomicInteger();
-
-		private final AtomicInteger concurrentExtends = new AtomicInteger();
-
-		SlowExtendStore(IdempotencyStore delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
-				Duration lease, Duration ttl) {
-			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
-		}
-
-		@Override
-		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-			return this.delegate.complete(key, token, response, ttl);
-		}
-
-		@Override
-		public boolean release(IdempotencyKey key, OwnerToken token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-			return this.delegate.find(key);
-		}
-
-		@Override
-		public boolean evict(IdempotencyKey key) {
-			return this.delegate.evict(key);
-		}
-
-		@Override
-		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-			this.extendCalls.incrementAndGet();
-			this.maxConcurrentExtends.accumulateAndGet(this.concurrentExtends.incrementAndGet(), Math::max);
-			try {
-				this.release.await(5, TimeUnit.SECONDS);
-				return this.delegate.extend(key, token, lease);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
-			}
-			finally {
-				this.concurrentExtends.decrementAndGet();
-			}
-		}
-
 	}
 
 }

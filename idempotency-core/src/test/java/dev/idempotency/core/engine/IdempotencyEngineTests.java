@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -37,6 +38,7 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -299,6 +301,13 @@ class IdempotencyEngineTests {
 
 		final AtomicInteger extendCalls = new AtomicInteger();
 
+		final AtomicInteger maxConcurrentExtends = new AtomicInteger();
+
+		private final AtomicInteger concurrentExtends = new AtomicInteger();
+
+		// when set, extensions wait for it to open (at most 5 seconds)
+		volatile @Nullable CountDownLatch extendGate;
+
 		ControllableStore(IdempotencyStore delegate) {
 			this.delegate = delegate;
 		}
@@ -332,7 +341,21 @@ class IdempotencyEngineTests {
 				throw new IdempotencyStoreException("store paused");
 			}
 			this.extendCalls.incrementAndGet();
-			return this.delegate.extend(key, token, lease);
+			this.maxConcurrentExtends.accumulateAndGet(this.concurrentExtends.incrementAndGet(), Math::max);
+			try {
+				CountDownLatch gate = this.extendGate;
+				if (gate != null && !gate.await(5, TimeUnit.SECONDS)) {
+					throw new IdempotencyStoreException("extension gate never opened");
+				}
+				return this.delegate.extend(key, token, lease);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IdempotencyStoreException("interrupted", ex);
+			}
+			finally {
+				this.concurrentExtends.decrementAndGet();
+			}
 		}
 
 		@Override

@@ -158,13 +158,7 @@ public final class TestServers {
 		}
 		try {
 			int port = freePort();
-			RedisServer server = RedisServer.newRedisServer()
-				.bind("127.0.0.1")
-				.port(port)
-				.setting("save \"\"")
-				.setting("appendonly no")
-				.build();
-			server.start();
+			RedisServer server = startEmbeddedRedis(port);
 			Runtime.getRuntime().addShutdownHook(new Thread(() -> stopQuietly(server)));
 			return new Redis("127.0.0.1", port, "embedded");
 		}
@@ -199,6 +193,35 @@ public final class TestServers {
 		}
 	}
 
+	/**
+	 * Start the embedded Redis 6.2 of the test class path on 127.0.0.1, keeping nothing
+	 * on disk. The caller stops it.
+	 * @param port the port to listen on
+	 * @return the running server
+	 * @throws IOException if the server cannot start
+	 */
+	public static RedisServer startEmbeddedRedis(int port) throws IOException {
+		RedisServer server = RedisServer.newRedisServer()
+			.bind("127.0.0.1")
+			.port(port)
+			.setting("save \"\"")
+			.setting("appendonly no")
+			.build();
+		server.start();
+		return server;
+	}
+
+	/**
+	 * Return a port that was free a moment ago.
+	 * @return the port
+	 * @throws IOException if no port can be found
+	 */
+	public static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
 	private static boolean isDockerAvailable() {
 		// spare newcomers Testcontainers' error log when there is plainly no engine
 		boolean socket = Files.exists(Path.of("/var/run/docker.sock"))
@@ -218,12 +241,6 @@ public final class TestServers {
 	private static String envOrDefault(String name, String defaultValue) {
 		String value = System.getenv(name);
 		return (value != null) ? value : defaultValue;
-	}
-
-	private static int freePort() throws IOException {
-		try (ServerSocket socket = new ServerSocket(0)) {
-			return socket.getLocalPort();
-		}
 	}
 
 	private static void stopQuietly(RedisServer server) {

@@ -17,7 +17,6 @@
 package dev.idempotency.spring.store.redis;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -27,6 +26,7 @@ import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.spring.test.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -59,18 +59,9 @@ class RedisIdempotencyStoreRedis6IT {
 
 	@BeforeAll
 	static void startRedis6() throws IOException {
-		int port;
-		try (ServerSocket socket = new ServerSocket(0)) {
-			port = socket.getLocalPort();
-		}
+		int port = TestServers.freePort();
 		try {
-			server = RedisServer.newRedisServer()
-				.bind("127.0.0.1")
-				.port(port)
-				.setting("save \"\"")
-				.setting("appendonly no")
-				.build();
-			server.start();
+			server = TestServers.startEmbeddedRedis(port);
 		}
 		catch (IOException | RuntimeException ex) {
 			throw new IllegalStateException("This test needs the embedded Redis 6.2 of com.github.codemonstur:"

@@ -16,9 +16,7 @@
 
 package dev.idempotency.spring.store.redis;
 
-import dev.idempotency.core.store.AbstractIdempotencyStoreTests;
 import dev.idempotency.core.store.IdempotencyStore;
-import org.junit.jupiter.api.AfterAll;
 
 /**
  * {@link RedisIdempotencyStore} passes the store contract on a real Redis server when it
@@ -27,21 +25,13 @@ import org.junit.jupiter.api.AfterAll;
  *
  * @author Idempotency contributors
  */
-class RedisIdempotencyStoreScriptClaimIT extends AbstractIdempotencyStoreTests {
-
-	private static final String PREFIX = RedisTestServer.uniquePrefix("contract-script-claim");
+class RedisIdempotencyStoreScriptClaimIT extends RedisIdempotencyStoreIT {
 
 	@Override
 	protected IdempotencyStore createStore() {
-		RedisIdempotencyStore store = new RedisIdempotencyStore(RedisTestServer.connectionFactory());
-		store.setKeyPrefix(PREFIX);
+		RedisIdempotencyStore store = (RedisIdempotencyStore) super.createStore();
 		store.setClaimWithScript(true);
 		return store;
-	}
-
-	@AfterAll
-	static void deleteKeys() {
-		RedisTestServer.deleteKeys(RedisTestServer.connectionFactory(), PREFIX);
 	}
 
 }
