@@ -212,11 +212,12 @@ final class BenchmarkData {
 	 * Create an in-memory store that already holds the given number of completed
 	 * records, each with its own key and fingerprint and a shared 1 KiB response.
 	 * <p>
-	 * The store's sweep of expired records walks every record; it runs on a calling
-	 * thread at most once per sweep interval (one second by default), whatever the
-	 * request rate. It is measured on its own ({@link InMemoryStoreBenchmark#sweep()}),
-	 * so here it is deferred by a day, so that the time of the one operation that
-	 * happens to run it is not spread over the operations that are measured.
+	 * The store's sweep of expired records starts a pass at most once per sweep interval
+	 * (one second by default), and each operation then visits up to a step of records
+	 * until the pass ends. It is measured on its own
+	 * ({@link InMemoryStoreBenchmark#replayHotKeyWhileSweeping()},
+	 * {@link InMemoryStoreBenchmark#sweep()}), so here it is deferred by a day: the
+	 * operations measured do not include steps of it.
 	 * @param records the number of records
 	 * @param ttl the time to live of the records
 	 * @return the store

@@ -40,9 +40,11 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Operations of {@link InMemoryIdempotencyStore} that do not add records, with 1,000, 100,000
  * and 1,000,000 completed records already stored: the replay of a hot key (an
- * {@code acquire} that finds a completed record), and the sweep of expired records that
- * the store runs on a calling thread at most once per sweep interval (here nothing has
- * expired, so it only walks the records).
+ * {@code acquire} that finds a completed record), the same replay while the store sweeps
+ * (its sweep interval is zero, so every call takes a sweep step of at most
+ * {@value InMemoryIdempotencyStore#SWEEP_STEP} records: the most a sweep adds to one
+ * operation), and a whole pass of the sweep ({@code purgeExpired}). Nothing has expired, so
+ * the sweep only walks the records.
  * <p>
  * Acquisitions of new keys grow the store, so they are measured in batches by
  * {@link InMemoryStoreFreshKeyBenchmark}.
@@ -61,6 +63,8 @@ public class InMemoryStoreBenchmark {
 	int records;
 
 	private InMemoryIdempotencyStore store;
+
+	private InMemoryIdempotencyStore sweepingStore;
 
 	private IdempotencyKey hotKey;
 
@@ -86,11 +90,23 @@ public class InMemoryStoreBenchmark {
 		if (!(replayHotKey() instanceof AcquireResult.Replay)) {
 			throw new IllegalStateException("Hot key is not replayed");
 		}
+		this.sweepingStore = BenchmarkData.prefilledStore(this.records, this.ttl);
+		this.sweepingStore.acquire(this.hotKey, this.hotFingerprint, owner, this.lease, this.ttl);
+		this.sweepingStore.complete(this.hotKey, owner, BenchmarkData.response(1024), this.ttl);
+		this.sweepingStore.setSweepInterval(Duration.ZERO);
+		if (!(replayHotKeyWhileSweeping() instanceof AcquireResult.Replay)) {
+			throw new IllegalStateException("Hot key is not replayed while sweeping");
+		}
 	}
 
 	@Benchmark
 	public AcquireResult replayHotKey() {
 		return this.store.acquire(this.hotKey, this.hotFingerprint, this.token, this.lease, this.ttl);
+	}
+
+	@Benchmark
+	public AcquireResult replayHotKeyWhileSweeping() {
+		return this.sweepingStore.acquire(this.hotKey, this.hotFingerprint, this.token, this.lease, this.ttl);
 	}
 
 	@Benchmark

@@ -19,10 +19,11 @@ package dev.idempotency.core.store;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Iterator;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -39,9 +40,11 @@ import org.jspecify.annotations.Nullable;
  * only, and loses every record when the JVM stops.
  * <p>
  * Every operation is atomic per key ({@link ConcurrentHashMap#compute}). Expired records
- * behave as absent at once and are reclaimed by a sweep that runs on the calling thread
- * at most once per {@linkplain #setSweepInterval sweep interval}, so memory stays bounded
- * by the records that are alive.
+ * behave as absent at once and are reclaimed by an incremental sweep on the calling
+ * threads: once per {@linkplain #setSweepInterval sweep interval} a pass over the records
+ * starts, and each operation then visits at most {@value #SWEEP_STEP} records until the
+ * pass ends. Memory stays bounded by the records that are alive, and no caller pays for a
+ * whole pass, however many records the store holds.
  * <p>
  * Time is read from the injected {@link Clock}, which is this store's clock in the sense
  * of the {@link IdempotencyStore} contract. Thread-safe.
@@ -51,11 +54,20 @@ import org.jspecify.annotations.Nullable;
  */
 public class InMemoryIdempotencyStore implements IdempotencyStore {
 
+	/**
+	 * The most records one operation visits for the sweep.
+	 */
+	public static final int SWEEP_STEP = 1024;
+
 	private final ConcurrentHashMap<IdempotencyKey, Entry> entries = new ConcurrentHashMap<>();
 
 	private final ReentrantLock sweepLock = new ReentrantLock();
 
-	private final AtomicLong nextSweep = new AtomicLong();
+	// the time the next sweep step is due: at or before now while a pass is under way
+	private volatile long nextSweep;
+
+	// guarded by sweepLock: where the pass under way stands, null between passes
+	private @Nullable Iterator<Map.Entry<IdempotencyKey, Entry>> sweepCursor;
 
 	private volatile Clock clock = Clock.systemUTC();
 
@@ -211,17 +223,40 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	private void sweepIfDue(long now) {
-		long due = this.nextSweep.get();
-		if (now < due || !this.nextSweep.compareAndSet(due, now + this.sweepIntervalMillis)) {
+		// one caller at a time sweeps; the others go on at once
+		if (now < this.nextSweep || !this.sweepLock.tryLock()) {
 			return;
 		}
-		if (this.sweepLock.tryLock()) {
-			try {
-				purgeExpired();
+		try {
+			if (now >= this.nextSweep) {
+				sweepStep(now);
 			}
-			finally {
-				this.sweepLock.unlock();
+		}
+		finally {
+			this.sweepLock.unlock();
+		}
+	}
+
+	// called with sweepLock held
+	private void sweepStep(long now) {
+		Iterator<Map.Entry<IdempotencyKey, Entry>> cursor = this.sweepCursor;
+		if (cursor == null) {
+			// weakly consistent: never fails on concurrent updates, may or may not see
+			// them
+			cursor = this.entries.entrySet().iterator();
+		}
+		for (int visited = 0; visited < SWEEP_STEP && cursor.hasNext(); visited++) {
+			Map.Entry<IdempotencyKey, Entry> record = cursor.next();
+			if (record.getValue().isExpired(now)) {
+				this.entries.remove(record.getKey(), record.getValue());
 			}
+		}
+		if (cursor.hasNext()) {
+			this.sweepCursor = cursor;
+		}
+		else {
+			this.sweepCursor = null;
+			this.nextSweep = now + this.sweepIntervalMillis;
 		}
 	}
 

@@ -48,7 +48,57 @@ class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
 	@Test
 	void expiredRecordsAreReclaimedSoMemoryStaysBounded() {
 		AtomicLong millis = new AtomicLong(1_000_000);
-		Clock clock = new Clock() {
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+		store.setClock(clockOf(millis));
+		store.setSweepInterval(Duration.ofSeconds(1));
+		for (int i = 0; i < 10_000; i++) {
+			acquireNewKey(store);
+		}
+		assertThat(store.size()).isEqualTo(10_000);
+		millis.addAndGet(Duration.ofSeconds(11).toMillis());
+		// a pass starts: each call visits at most one step of records
+		acquireNewKey(store);
+		assertThat(store.size()).isGreaterThanOrEqualTo(10_001 - InMemoryIdempotencyStore.SWEEP_STEP);
+		int calls = 1;
+		while (store.size() > calls && calls < 100) {
+			acquireNewKey(store);
+			calls++;
+		}
+		// the whole pass took about 10,000 / step calls, and only the new records remain
+		assertThat(calls).isBetween(10_000 / InMemoryIdempotencyStore.SWEEP_STEP,
+				10_000 / InMemoryIdempotencyStore.SWEEP_STEP + 2);
+		assertThat(store.size()).isEqualTo(calls);
+	}
+
+	@Test
+	void nextPassStartsOnlyAfterTheSweepInterval() {
+		AtomicLong millis = new AtomicLong(1_000_000);
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+		store.setClock(clockOf(millis));
+		store.setSweepInterval(Duration.ofSeconds(5));
+		acquireNewKey(store);
+		for (int i = 0; i < 100; i++) {
+			store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(100),
+					Duration.ofMillis(100));
+		}
+		millis.addAndGet(200);
+		// the pass that started with the first call has ended; the next one is not due
+		// yet
+		acquireNewKey(store);
+		assertThat(store.size()).isEqualTo(102);
+		millis.addAndGet(Duration.ofSeconds(5).toMillis());
+		acquireNewKey(store);
+		assertThat(store.size()).isEqualTo(3);
+	}
+
+	private static void acquireNewKey(InMemoryIdempotencyStore store) {
+		assertThat(store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(1),
+				Duration.ofSeconds(10)))
+			.isInstanceOf(AcquireResult.Acquired.class);
+	}
+
+	private static Clock clockOf(AtomicLong millis) {
+		return new Clock() {
 
 			@Override
 			public ZoneOffset getZone() {
@@ -66,17 +116,6 @@ class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
 			}
 
 		};
-		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
-		store.setClock(clock);
-		store.setSweepInterval(Duration.ofSeconds(1));
-		for (int i = 0; i < 10_000; i++) {
-			store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(1),
-					Duration.ofSeconds(10));
-		}
-		assertThat(store.size()).isEqualTo(10_000);
-		millis.addAndGet(Duration.ofSeconds(11).toMillis());
-		store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(1), Duration.ofSeconds(10));
-		assertThat(store.size()).isEqualTo(1);
 	}
 
 }
