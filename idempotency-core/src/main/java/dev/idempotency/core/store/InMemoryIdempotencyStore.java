@@ -82,7 +82,9 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Set how often expired records are reclaimed. Defaults to one second.
+	 * Set how often a pass of the sweep of expired records starts. Defaults to one
+	 * second. Takes effect at once: the next operation starts a pass unless one is under
+	 * way.
 	 * @param sweepInterval the interval, never {@code null} or negative
 	 */
 	public void setSweepInterval(Duration sweepInterval) {
@@ -91,6 +93,7 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 			throw new IllegalArgumentException("'sweepInterval' must not be negative");
 		}
 		this.sweepIntervalMillis = sweepInterval.toMillis();
+		this.nextSweep = 0;
 	}
 
 	/**

@@ -91,6 +91,25 @@ class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
 		assertThat(store.size()).isEqualTo(3);
 	}
 
+	@Test
+	void newSweepIntervalTakesEffectAtOnce() {
+		AtomicLong millis = new AtomicLong(1_000_000);
+		InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+		store.setClock(clockOf(millis));
+		store.setSweepInterval(Duration.ofDays(1));
+		acquireNewKey(store);
+		store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(100),
+				Duration.ofMillis(100));
+		millis.addAndGet(200);
+		acquireNewKey(store);
+		assertThat(store.size()).isEqualTo(3);
+		// the next pass was a day away; with the new interval it starts with the next
+		// call
+		store.setSweepInterval(Duration.ofSeconds(1));
+		acquireNewKey(store);
+		assertThat(store.size()).isEqualTo(3);
+	}
+
 	private static void acquireNewKey(InMemoryIdempotencyStore store) {
 		assertThat(store.acquire(newKey(), fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(1),
 				Duration.ofSeconds(10)))
