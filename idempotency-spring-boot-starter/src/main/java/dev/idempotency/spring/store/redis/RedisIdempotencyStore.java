@@ -337,7 +337,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			throw unreadable(key, UNREADABLE);
 		}
 		byte state = value[STATE_OFFSET];
-		if (state != PROCESSING && state != COMPLETED || (state == PROCESSING && value.length != HEADER_LENGTH)) {
+		if ((state != PROCESSING && state != COMPLETED) || (state == PROCESSING && value.length != HEADER_LENGTH)) {
 			throw unreadable(key, UNREADABLE);
 		}
 		boolean completed = state == COMPLETED;
