@@ -62,8 +62,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * Redis and PostgreSQL through its own {@link TcpProxy}, drives a mixed load (new keys,
  * retries, concurrent duplicates on several instances, reused keys with another body,
  * gateway failures and their retries) while injecting faults (Redis cut on one or all
- * instances, Redis slowed down, PostgreSQL cut, an instance killed with {@code SIGKILL}
- * and restarted), then settles every unfinished key with retries and checks the database
+ * instances, Redis slowed down, PostgreSQL cut, Redis or PostgreSQL paused with their
+ * connections held open, an instance killed with {@code SIGKILL} and restarted), then settles every unfinished key with retries and checks the database
  * for double executions and the client log for mismatched replays.
  * <p>
  * Arguments ({@code --name=value}): {@code duration} (10m), {@code instances} (3),
@@ -352,7 +352,7 @@ public final class SoakDriver {
 			if (!this.running) {
 				return;
 			}
-			int dice = random.nextInt(this.kills ? 5 : 4);
+			int dice = random.nextInt(this.kills ? 7 : 6);
 			Duration length = Duration.ofMillis(2000 + random.nextInt(4000));
 			Node node = this.nodes.get(random.nextInt(this.nodes.size()));
 			long start = System.nanoTime();
@@ -379,6 +379,21 @@ public final class SoakDriver {
 				node.postgres.cut();
 				pause(length);
 				node.postgres.restore();
+			}
+			else if (dice == 4) {
+				// a hang, not a refusal: connections stay open and nothing comes back
+				fault("redis-pause", "Redis paused (connections held open) for instance %d for %s", node.index,
+						length);
+				node.redis.pause();
+				pause(length);
+				node.redis.resume();
+			}
+			else if (dice == 5) {
+				fault("postgres-pause", "PostgreSQL paused (connections held open) for instance %d for %s",
+						node.index, length);
+				node.postgres.pause();
+				pause(length);
+				node.postgres.resume();
 			}
 			else {
 				fault("kill", "SIGKILL to instance %d, then a restart", node.index);

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+#
+# A/B run of the HTTP benchmarks (docs/benchmarks.md, "Before and after"): the benchmark
+# application of two commits side by side, on one machine at one time, each endpoint loaded
+# on one version and then on the other, the order swapped every round.
+#
+# Usage: run-http-ab.sh BEFORE [AFTER]
+#   BEFORE, AFTER: commits (AFTER defaults to the work tree as it is, uncommitted changes
+#   included). Each commit is checked out into a worktree under the output folder and built
+#   there (test-compile only; nothing is installed).
+# Environment (defaults in brackets):
+#   AB_ROUNDS [6]  AB_DURATION [6] (s, c=16)  AB_C1_DURATION [4] (s, c=1)  AB_WARMUP [8] (s)
+#   AB_HEAP [512m]  AB_MODES ["redis tiered"]  AB_REDIS_PORT [16380] (a private server)
+#   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
+#   AB_PG_DATABASE [httpbench_ab] (created if missing; its tables are dropped at the end)
+#   AB_OUT [idempotency-sample-payments/target/httpbench-ab]
+# Prints one table: per case, the median over the rounds of each version's req/s, p50, and
+# the median of the per-round ratio after/before.
+set -euo pipefail
+
+MODULE=$(cd "$(dirname "$0")/../.." && pwd)
+ROOT=$(cd "$MODULE/.." && pwd)
+LUA=$MODULE/src/bench/httpbench.lua
+OUT=${AB_OUT:-$MODULE/target/httpbench-ab}
+ROUNDS=${AB_ROUNDS:-6}
+DURATION=${AB_DURATION:-6}
+C1_DURATION=${AB_C1_DURATION:-4}
+WARMUP=${AB_WARMUP:-8}
+HEAP=${AB_HEAP:-512m}
+REDIS_PORT=${AB_REDIS_PORT:-16380}
+PG_HOST=${BENCH_PG_HOST:-127.0.0.1}
+PG_PORT=${BENCH_PG_PORT:-5432}
+PG_USER=${BENCH_PG_USER:-postgres}
+PG_DB=${AB_PG_DATABASE:-httpbench_ab}
+read -r -a MODES <<< "${AB_MODES:-redis tiered}"
+BEFORE=${1:?usage: run-http-ab.sh BEFORE [AFTER]}
+AFTER=${2:-}
+for tool in wrk java curl psql redis-cli redis-server python3 git; do
+	command -v "$tool" > /dev/null || { echo "$tool is required" >&2; exit 1; }
+done
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+RESULTS=$OUT/results.tsv
+RUN_ID=ab$(date +%s)
+PIDS=()
+PSQL=(psql -X -q -A -t -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER")
+
+cleanup() {
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2> /dev/null || true
+	done
+	wait 2> /dev/null || true
+	local tables=()
+	for version in a b; do
+		for mode in "${MODES[@]}"; do
+			tables+=("ab_idem_${version}_$mode" "ab_idem_${version}_${mode}_schema_history")
+		done
+	done
+	"${PSQL[@]}" -d "$PG_DB" -c "DROP TABLE IF EXISTS httpbench_payment, httpbench_raw_record, $(IFS=,; echo "${tables[*]}")" \
+		> /dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+build() { # version commit-or-empty -> prints the classpath of that version's benchmark application
+	local version=$1 commit=$2 tree
+	if [[ -z $commit ]]; then
+		tree=$ROOT
+	else
+		tree=$OUT/tree-$version
+		if [[ ! -d $tree ]]; then
+			git -C "$ROOT" worktree add -q --detach "$tree" "$commit" >&2
+		else
+			git -C "$tree" checkout -q --detach "$commit" >&2
+		fi
+	fi
+	(cd "$tree" && ./mvnw -B -q -pl idempotency-sample-payments -am -DskipTests test-compile \
+		dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/classpath-$version.txt") >&2
+	local module=$tree/idempotency-sample-payments
+	echo "$module/target/test-classes:$module/target/classes:$(cat "$OUT/classpath-$version.txt")"
+}
+
+echo "Building before ($BEFORE) and after (${AFTER:-work tree})..."
+declare -A CLASSPATHS
+CLASSPATHS[a]=$(build a "$BEFORE")
+CLASSPATHS[b]=$(build b "$AFTER")
+declare -A LABELS=([a]="before $(git -C "$ROOT" rev-parse --short "$BEFORE")" \
+	[b]="after ${AFTER:+$(git -C "$ROOT" rev-parse --short "$AFTER")}")
+[[ -n $AFTER ]] || LABELS[b]="after $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
+
+if redis-cli -p "$REDIS_PORT" ping > /dev/null 2>&1; then
+	echo "Port $REDIS_PORT is taken: set AB_REDIS_PORT to a free port" >&2
+	exit 1
+fi
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
+	--logfile "$OUT/redis.log" &
+PIDS+=($!)
+if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") ]]; then
+	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
+fi
+
+# one JVM per version and store mode
+declare -A PORTS
+port=18090
+for version in a b; do
+	for mode in "${MODES[@]}"; do
+		port=$((port + 1))
+		PORTS[$version-$mode]=$port
+		java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch -cp "${CLASSPATHS[$version]}" \
+			dev.idempotency.sample.bench.HttpBenchApplication \
+			--server.port="$port" --idempotency.store.type="$mode" \
+			--idempotency.redis.key-prefix="ab:$version:$mode:" \
+			--idempotency.jdbc.table-name="ab_idem_${version}_$mode" \
+			--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
+			--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
+			--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
+			--spring.datasource.hikari.maximum-pool-size=16 \
+			> "$OUT/app-$version-$mode.log" 2>&1 &
+		PIDS+=($!)
+	done
+done
+
+BODY='{"account":"acc-42","amount":1299,"currency":"EUR","reference":"order-2026-11-23-0001"}'
+post() { # port path [key] -> status code
+	local key=()
+	[[ -n ${3:-} ]] && key=(-H "Idempotency-Key: $3")
+	curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' "${key[@]}" \
+		--data "$BODY" "http://127.0.0.1:$1$2" || true
+}
+for app in "${!PORTS[@]}"; do
+	for _ in $(seq 1 180); do
+		[[ $(post "${PORTS[$app]}" /bare) == 201 ]] && break
+		sleep 1
+	done
+	[[ $(post "${PORTS[$app]}" /bare) == 201 ]] || { echo "$app did not start: $OUT/app-$app.log" >&2; exit 1; }
+	[[ $(post "${PORTS[$app]}" /idem/replay "$RUN_ID-replay") == 201 ]] || { echo "cannot prime $app's replay key" >&2; exit 1; }
+done
+
+# name | mode | path | key (unique, none or the fixed replay key)
+CASES=()
+for mode in "${MODES[@]}"; do
+	case $mode in
+		redis) CASES+=("1 bare|redis|/bare|none" "3 redis first|redis|/idem|unique" "4 redis replay|redis|/idem/replay|$RUN_ID-replay"
+			"7 payment|redis|/payment|none" "7i payment @Idempotent redis|redis|/payment/idem|unique") ;;
+		tiered) CASES+=("6 tiered first|tiered|/idem|unique" "6r tiered replay|tiered|/idem/replay|$RUN_ID-replay"
+			"7ti payment @Idempotent tiered|tiered|/payment/idem|unique") ;;
+		jdbc) CASES+=("8 jdbc first|jdbc|/idem|unique") ;;
+		*) echo "unknown mode in AB_MODES: $mode" >&2; exit 2 ;;
+	esac
+done
+
+measure() { # pass round version case connections threads duration
+	local pass=$1 round=$2 version=$3 spec=$4 connections=$5 threads=$6 duration=$7
+	local name mode path key output result
+	IFS='|' read -r name mode path key <<< "$spec"
+	output=$(BENCH_KEY=$key BENCH_RUN="$RUN_ID-$pass-$round-$version-${name%% *}" \
+		wrk -t"$threads" -c"$connections" -d"${duration}s" -s "$LUA" \
+		"http://127.0.0.1:${PORTS[$version-$mode]}$path" 2>&1 || true)
+	result=$(grep '^RESULT' <<< "$output" || true)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$version" "$name" "$result" \
+		"$(cut -d' ' -f1 /proc/loadavg)" >> "$RESULTS"
+	echo "  $pass round $round ${LABELS[$version]}  $name: $result"
+}
+
+: > "$RESULTS"
+echo "JIT warm-up: ${WARMUP}s per endpoint and version at c=16"
+for spec in "${CASES[@]}"; do
+	for version in a b; do
+		measure warmup 0 "$version" "$spec" 16 2 "$WARMUP"
+	done
+done
+for pass in c16 c1; do
+	for round in $(seq 1 "$ROUNDS"); do
+		# the version loaded first alternates, so that drift favours neither
+		order=(a b)
+		((round % 2 == 0)) && order=(b a)
+		for spec in "${CASES[@]}"; do
+			for version in "${order[@]}"; do
+				if [[ $pass == c16 ]]; then
+					measure c16 "$round" "$version" "$spec" 16 2 "$DURATION"
+				else
+					measure c1 "$round" "$version" "$spec" 1 1 "$C1_DURATION"
+				fi
+			done
+		done
+	done
+done
+
+{
+	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'): a = ${LABELS[a]}, b = ${LABELS[b]}"
+	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
+	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP"
+} > "$OUT/environment.txt"
+python3 - "$RESULTS" "$OUT/environment.txt" << 'PY' | tee "$OUT/report.md"
+import collections
+import statistics
+import sys
+
+rows = collections.defaultdict(dict)  # (pass, round, case) -> version -> (rps, p50 ms, errors)
+order = []
+for line in open(sys.argv[1]):
+    pass_, round_, version, case, result, _load = line.rstrip("\n").split("\t")
+    if pass_ == "warmup" or not result:
+        continue
+    fields = dict(f.split("=") for f in result.split()[1:])
+    rps = int(fields["requests"]) / (int(fields["duration_us"]) / 1e6)
+    errors = int(fields["non2xx"]) + int(fields["socket_errors"])
+    rows[(pass_, round_, case)][version] = (rps, int(fields["p50_us"]) / 1000, errors)
+    if (pass_, case) not in order:
+        order.append((pass_, case))
+print("\n".join(l.rstrip() for l in open(sys.argv[2])))
+print()
+print("| pass | case | before req/s | after req/s | after/before (median, range) | before p50 ms | after p50 ms | errors |")
+print("|---|---|---|---|---|---|---|---|")
+for pass_, case in order:
+    pairs = [v for (p, _, c), v in rows.items() if p == pass_ and c == case and "a" in v and "b" in v]
+    if not pairs:
+        continue
+    ratios = [v["b"][0] / v["a"][0] for v in pairs]
+    med = lambda xs: statistics.median(xs)
+    print(f"| {pass_} | {case} | {med([v['a'][0] for v in pairs]):,.0f} | {med([v['b'][0] for v in pairs]):,.0f} "
+          f"| {med(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | {med([v['a'][1] for v in pairs]):.2f} "
+          f"| {med([v['b'][1] for v in pairs]):.2f} | {sum(v['a'][2] + v['b'][2] for v in pairs)} |")
+PY
