@@ -79,18 +79,6 @@ public final class StoredResponseCodec {
 	private static final int FLAG_BODY_RETAINED = 1;
 
 	/**
-	 * Return whether a response is within the {@linkplain StoredResponseCodec limits} of
-	 * the format, so that {@link #encode} accepts it.
-	 * @param response the response, never {@code null}
-	 * @return {@code true} if the response can be encoded
-	 */
-	public static boolean isWithinLimits(StoredResponse response) {
-		Objects.requireNonNull(response, "'response' must not be null");
-		return response.isReadable() && response.bodyLength() <= MAX_BODY_SIZE
-				&& fittingHeaders(response.headers()) == response.headers().size();
-	}
-
-	/**
 	 * Return the form in which a response can be stored: the response itself when it is
 	 * within the {@linkplain StoredResponseCodec limits}, else the response without its
 	 * body ({@link StoredResponse#isBodyRetained()} is {@code false}, so a replay answers

@@ -583,9 +583,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		boolean streaming = capture.isStreaming();
 		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
 				: new StoredResponse(status, headers, capture.bufferedBody());
-		// what every instance can read back; beyond the codec's limits only the status
-		// and
-		// the headers that fit, as for a body over max-response-body
+		// only what every instance can read back: beyond the codec's limits, the status
+		// and the headers that fit, as for a body over max-response-body
 		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
 		CompletionOutcome outcome = execution.complete(stored);
 		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {

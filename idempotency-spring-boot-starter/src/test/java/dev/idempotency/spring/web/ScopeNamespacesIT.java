@@ -60,8 +60,7 @@ class ScopeNamespacesIT extends AbstractWebIT {
 		// longer than IdempotencyKey.MAX_SCOPE_LENGTH: stored as a digest
 		String longName = "u".repeat(1100);
 		HttpResponse<byte[]> longPrincipal = post("/payments", key, "{}", "X-User", longName);
-		// tenants whose literal scope is that digest, as the name alone or with its
-		// prefix
+		// tenants whose literal scope is that digest, of the name or of the scope
 		HttpResponse<byte[]> digestOfName = post("/payments", key, "{}", "X-Tenant", "sha256:" + sha256(longName));
 		HttpResponse<byte[]> digestOfScope = post("/payments", key, "{}", "X-Tenant",
 				"sha256:" + sha256("principal:" + longName));

@@ -190,8 +190,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			WHERE id = ? AND owner_token = ? AND status = 'P' AND expires_at > now()
 			""";
 
-	// the remaining lifetime is rounded down: a copy made from it must not outlive the
-	// row
+	// the remaining lifetime is rounded down: no copy made from it may outlive the row
 	private static final String FIND = """
 			SELECT scope, idem_key, fingerprint, status::text AS status, owner_token, created_at,
 				lease_expires_at, expires_at, response,

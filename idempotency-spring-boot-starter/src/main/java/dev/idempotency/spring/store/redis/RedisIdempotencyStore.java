@@ -437,9 +437,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			return this.codec.decode(value, HEADER_LENGTH, value.length - HEADER_LENGTH);
 		}
 		catch (StoredResponseFormatException ex) {
-			// the request did complete: neither run it again nor fail every retry until
-			// the
-			// record expires
+			// the request did complete: it must not run again, nor every retry fail
+			// until the record expires
 			logger.warn("Stored response of key '" + key + "' in Redis cannot be decoded (" + ex.getMessage()
 					+ "): answering that it cannot be replayed until the record expires");
 			return StoredResponse.unreadable();

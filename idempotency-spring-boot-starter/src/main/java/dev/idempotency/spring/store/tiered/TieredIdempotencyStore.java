@@ -291,10 +291,8 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		return fastResult;
 	}
 
-	// the fast tier's copy of a completed record cannot be decoded: the durable tier's
-	// may
-	// be intact; dropping the damaged copy lets the next acquire copy the durable one
-	// back
+	// the fast tier's copy of a completed record cannot be decoded, the durable one may
+	// be intact: dropping the damaged copy lets the next acquire copy it back
 	private AcquireResult replayFromDurable(IdempotencyKey key, RequestFingerprint fingerprint,
 			AcquireResult.Replay damaged) {
 		Optional<IdempotencyRecord> found = this.durable.find(key);
@@ -437,8 +435,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	}
 
 	// By the durable tier's own clock when it reports the lifetime, less the time since
-	// it
-	// was asked (it measured no earlier than that), so that the application's clock,
+	// it was asked (it measured no earlier than that), so that the application's clock,
 	// however skewed, cannot lengthen the copy's life.
 	private Duration remainingLifetime(AcquireResult.Replay replay, long askedAt) {
 		Duration timeToLive = replay.timeToLive();
