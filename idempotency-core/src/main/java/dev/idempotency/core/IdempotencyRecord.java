@@ -16,6 +16,7 @@
 
 package dev.idempotency.core;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 
@@ -39,13 +40,16 @@ import org.jspecify.annotations.Nullable;
  * @param leaseExpiresAt when the owner's lease lapses, by the store's clock; {@code null}
  * once completed
  * @param expiresAt when the record expires, by the store's clock, never {@code null}
- * @param response the stored response once completed, {@code null} while processing
+ * @param response the stored response once completed ({@link StoredResponse#unreadable()}
+ * if the store cannot decode it), {@code null} while processing
+ * @param timeToLive how long the record still lives, measured by the store's clock when
+ * it was read; {@code null} if the store does not report it
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public record IdempotencyRecord(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyStatus status,
 		OwnerToken owner, @Nullable Instant createdAt, @Nullable Instant leaseExpiresAt, Instant expiresAt,
-		@Nullable StoredResponse response) {
+		@Nullable StoredResponse response, @Nullable Duration timeToLive) {
 
 	/**
 	 * Create a record snapshot, checking that the state and response agree.
@@ -57,6 +61,8 @@ public record IdempotencyRecord(IdempotencyKey key, RequestFingerprint fingerpri
 	 * @param leaseExpiresAt when the lease lapses, or {@code null} once completed
 	 * @param expiresAt when the record expires
 	 * @param response the stored response, only when completed
+	 * @param timeToLive the remaining lifetime by the store's clock, not negative, or
+	 * {@code null} if unknown
 	 */
 	public IdempotencyRecord {
 		Objects.requireNonNull(key, "'key' must not be null");
@@ -67,6 +73,26 @@ public record IdempotencyRecord(IdempotencyKey key, RequestFingerprint fingerpri
 		if ((status == IdempotencyStatus.COMPLETED) != (response != null)) {
 			throw new IllegalArgumentException("a response is stored exactly when the record is COMPLETED");
 		}
+		if (timeToLive != null && timeToLive.isNegative()) {
+			throw new IllegalArgumentException("'timeToLive' must not be negative");
+		}
+	}
+
+	/**
+	 * Create a record snapshot whose remaining lifetime is not reported.
+	 * @param key the record's key
+	 * @param fingerprint the first request's fingerprint
+	 * @param status the state
+	 * @param owner the owner's fencing token
+	 * @param createdAt when the record was created, or {@code null}
+	 * @param leaseExpiresAt when the lease lapses, or {@code null} once completed
+	 * @param expiresAt when the record expires
+	 * @param response the stored response, only when completed
+	 */
+	public IdempotencyRecord(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyStatus status,
+			OwnerToken owner, @Nullable Instant createdAt, @Nullable Instant leaseExpiresAt, Instant expiresAt,
+			@Nullable StoredResponse response) {
+		this(key, fingerprint, status, owner, createdAt, leaseExpiresAt, expiresAt, response, null);
 	}
 
 }

@@ -33,6 +33,10 @@ import org.jspecify.annotations.Nullable;
  * ({@link #isBodyRetained()} is {@code false}); a replay then answers a problem that
  * carries the original status instead of a truncated body.
  * <p>
+ * A store that holds a completed record whose response it cannot decode (corrupt, or
+ * written by a later format version) answers with the {@link #unreadable()} response: the
+ * request did complete, but neither its body nor its status is known. It is never stored.
+ * <p>
  * Instances are immutable and thread-safe: the body is copied in, and read through
  * {@link #body()} (a read-only view), {@link #bodyBytes()} (a copy) or
  * {@link #writeBodyTo(OutputStream)}.
@@ -43,6 +47,10 @@ import org.jspecify.annotations.Nullable;
 public final class StoredResponse {
 
 	private static final byte[] EMPTY = new byte[0];
+
+	private static final int UNKNOWN_STATUS = 0;
+
+	private static final StoredResponse UNREADABLE = new StoredResponse(UNKNOWN_STATUS, List.of(), EMPTY, false);
 
 	private final int status;
 
@@ -63,7 +71,7 @@ public final class StoredResponse {
 	}
 
 	private StoredResponse(int status, List<HttpHeader> headers, byte[] body, boolean bodyRetained) {
-		if (status < 100 || status > 999) {
+		if ((status < 100 || status > 999) && (status != UNKNOWN_STATUS || bodyRetained)) {
 			throw new IllegalArgumentException("'status' must be between 100 and 999, not " + status);
 		}
 		Objects.requireNonNull(headers, "'headers' must not be null");
@@ -85,6 +93,17 @@ public final class StoredResponse {
 	}
 
 	/**
+	 * Return the stand-in for a stored response that cannot be read: no status, headers
+	 * nor body are known. Stores answer it for a completed record whose response they
+	 * cannot decode, so that the request is neither run again nor refused as if the store
+	 * were down; a replay answers a problem.
+	 * @return the unreadable response
+	 */
+	public static StoredResponse unreadable() {
+		return UNREADABLE;
+	}
+
+	/**
 	 * Create a response that takes ownership of the given array instead of copying it.
 	 * Only for code that has just produced the array and never touches it again.
 	 * @param status the HTTP status
@@ -98,7 +117,7 @@ public final class StoredResponse {
 
 	/**
 	 * Return the HTTP status.
-	 * @return the status
+	 * @return the status, 100 to 999; 0 for the {@link #unreadable()} response
 	 */
 	public int status() {
 		return this.status;
@@ -111,6 +130,15 @@ public final class StoredResponse {
 	 */
 	public List<HttpHeader> headers() {
 		return this.headers;
+	}
+
+	/**
+	 * Return whether the response could be read from the store. Only the
+	 * {@link #unreadable()} response cannot.
+	 * @return {@code false} for the unreadable response
+	 */
+	public boolean isReadable() {
+		return this.status != UNKNOWN_STATUS;
 	}
 
 	/**
@@ -177,6 +205,9 @@ public final class StoredResponse {
 	@Override
 	public String toString() {
 		// never the body: it may hold personal or payment data
+		if (!isReadable()) {
+			return "StoredResponse[unreadable]";
+		}
 		return "StoredResponse[status=" + this.status + ", headers=" + this.headers.size() + ", body="
 				+ (this.bodyRetained ? this.body.length + " bytes" : "not retained") + "]";
 	}

@@ -36,12 +36,19 @@ import java.util.Objects;
  * </pre> Nothing may follow the body. A typical JSON response with three headers costs
  * about 60 bytes on top of its body.
  * <p>
+ * <b>Limits.</b> A stored response holds at most {@value #MAX_BODY_SIZE} body bytes,
+ * {@value #MAX_HEADER_COUNT} headers and {@value #MAX_HEADER_BYTES} bytes of header names
+ * and values. They are part of the format: {@link #encode} refuses a response beyond them
+ * and {@link #decode} refuses data beyond them, so that whatever one instance stores
+ * every other instance can read. A caller that may produce larger responses stores the
+ * form that {@link #fitToLimits} returns instead.
+ * <p>
  * Decoding treats its input as hostile: every length is checked against the bytes that
- * remain and against the configured limits before anything is allocated, so corrupt or
- * truncated input fails with a {@link StoredResponseFormatException} and never with an
+ * remain and against the limits before anything is allocated, so corrupt or truncated
+ * input fails with a {@link StoredResponseFormatException} and never with an
  * out-of-memory error or an index exception.
  * <p>
- * Thread-safe once configured.
+ * Thread-safe.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -53,67 +60,113 @@ public final class StoredResponseCodec {
 	 */
 	public static final int VERSION = 1;
 
+	/**
+	 * Largest body a stored response may have, in bytes (64 MiB).
+	 */
+	public static final int MAX_BODY_SIZE = 64 * 1024 * 1024;
+
+	/**
+	 * Largest number of headers a stored response may have.
+	 */
+	public static final int MAX_HEADER_COUNT = 1024;
+
+	/**
+	 * Largest total size of the header names and values of a stored response, in UTF-8
+	 * bytes (256 KiB).
+	 */
+	public static final int MAX_HEADER_BYTES = 256 * 1024;
+
 	private static final int FLAG_BODY_RETAINED = 1;
 
-	private int maxBodySize = 64 * 1024 * 1024;
-
-	private int maxHeaderCount = 1024;
-
-	private int maxHeaderBytes = 256 * 1024;
-
 	/**
-	 * Set the largest body that {@link #decode(byte[])} accepts. Defaults to 64 MiB.
-	 * @param maxBodySize the limit in bytes, not negative
+	 * Return the form in which a response can be stored: the response itself when it is
+	 * within the {@linkplain StoredResponseCodec limits}, else the response without its
+	 * body ({@link StoredResponse#isBodyRetained()} is {@code false}, so a replay answers
+	 * a problem instead) with its status and as many of its leading headers as fit.
+	 * @param response the response, never {@code null}
+	 * @return a response that {@link #encode} accepts
+	 * @throws IllegalArgumentException if the response is
+	 * {@linkplain StoredResponse#isReadable() unreadable}
 	 */
-	public void setMaxBodySize(int maxBodySize) {
-		if (maxBodySize < 0) {
-			throw new IllegalArgumentException("'maxBodySize' must not be negative");
+	public static StoredResponse fitToLimits(StoredResponse response) {
+		Objects.requireNonNull(response, "'response' must not be null");
+		if (!response.isReadable()) {
+			throw new IllegalArgumentException("An unreadable response cannot be stored");
 		}
-		this.maxBodySize = maxBodySize;
+		List<HttpHeader> headers = response.headers();
+		int fitting = fittingHeaders(headers);
+		if (fitting == headers.size() && response.bodyLength() <= MAX_BODY_SIZE) {
+			return response;
+		}
+		return StoredResponse.withoutBody(response.status(), headers.subList(0, fitting));
 	}
 
-	/**
-	 * Set the largest number of headers that decoding accepts. Defaults to 1024.
-	 * @param maxHeaderCount the limit, not negative
-	 */
-	public void setMaxHeaderCount(int maxHeaderCount) {
-		if (maxHeaderCount < 0) {
-			throw new IllegalArgumentException("'maxHeaderCount' must not be negative");
+	// the number of leading headers within the count and size limits
+	private static int fittingHeaders(List<HttpHeader> headers) {
+		int limit = Math.min(headers.size(), MAX_HEADER_COUNT);
+		long bytes = 0;
+		for (int i = 0; i < limit; i++) {
+			HttpHeader header = headers.get(i);
+			bytes += utf8Length(header.name()) + utf8Length(header.value());
+			if (bytes > MAX_HEADER_BYTES) {
+				return i;
+			}
 		}
-		this.maxHeaderCount = maxHeaderCount;
+		return limit;
 	}
 
-	/**
-	 * Set the largest total size of header names and values that decoding accepts.
-	 * Defaults to 256 KiB.
-	 * @param maxHeaderBytes the limit in bytes, not negative
-	 */
-	public void setMaxHeaderBytes(int maxHeaderBytes) {
-		if (maxHeaderBytes < 0) {
-			throw new IllegalArgumentException("'maxHeaderBytes' must not be negative");
+	private static int utf8Length(String text) {
+		int length = text.length();
+		for (int i = 0; i < text.length(); i++) {
+			char c = text.charAt(i);
+			if (c >= 0x800) {
+				// two more bytes, or a surrogate pair: 4 bytes for 2 chars
+				length += Character.isSurrogate(c) ? 1 : 2;
+			}
+			else if (c >= 0x80) {
+				length++;
+			}
 		}
-		this.maxHeaderBytes = maxHeaderBytes;
+		return length;
 	}
 
 	/**
 	 * Encode a response.
 	 * @param response the response, never {@code null}
 	 * @return a new array holding exactly the encoded form
+	 * @throws IllegalArgumentException if the response exceeds the
+	 * {@linkplain StoredResponseCodec limits} (see {@link #fitToLimits}) or is
+	 * {@linkplain StoredResponse#isReadable() unreadable}
 	 */
 	public byte[] encode(StoredResponse response) {
 		Objects.requireNonNull(response, "'response' must not be null");
+		if (!response.isReadable()) {
+			throw new IllegalArgumentException("An unreadable response cannot be stored");
+		}
 		List<HttpHeader> headers = response.headers();
+		if (headers.size() > MAX_HEADER_COUNT) {
+			throw new IllegalArgumentException(
+					"Header count " + headers.size() + " exceeds the limit of " + MAX_HEADER_COUNT);
+		}
 		byte[][] texts = new byte[headers.size() * 2][];
 		int size = 4 + varintSize(headers.size());
+		long headerBytes = 0;
 		for (int i = 0; i < headers.size(); i++) {
 			HttpHeader header = headers.get(i);
 			byte[] name = header.name().getBytes(StandardCharsets.UTF_8);
 			byte[] value = header.value().getBytes(StandardCharsets.UTF_8);
 			texts[2 * i] = name;
 			texts[2 * i + 1] = value;
+			headerBytes += name.length + value.length;
+			if (headerBytes > MAX_HEADER_BYTES) {
+				throw new IllegalArgumentException("Headers exceed the limit of " + MAX_HEADER_BYTES + " bytes");
+			}
 			size += varintSize(name.length) + name.length + varintSize(value.length) + value.length;
 		}
 		byte[] body = response.bodyArray();
+		if (body.length > MAX_BODY_SIZE) {
+			throw new IllegalArgumentException("Body length " + body.length + " exceeds the limit of " + MAX_BODY_SIZE);
+		}
 		size += varintSize(body.length) + body.length;
 		byte[] out = new byte[size];
 		out[0] = VERSION;
@@ -169,9 +222,9 @@ public final class StoredResponseCodec {
 			throw new StoredResponseFormatException("Invalid status " + status);
 		}
 		int headerCount = reader.varint();
-		if (headerCount > this.maxHeaderCount) {
+		if (headerCount > MAX_HEADER_COUNT) {
 			throw new StoredResponseFormatException(
-					"Header count " + headerCount + " exceeds the limit of " + this.maxHeaderCount);
+					"Header count " + headerCount + " exceeds the limit of " + MAX_HEADER_COUNT);
 		}
 		List<HttpHeader> headers = new ArrayList<>(Math.min(headerCount, reader.remaining()));
 		int headerBytes = 0;
@@ -190,9 +243,9 @@ public final class StoredResponseCodec {
 			headers.add(new HttpHeader(name, value));
 		}
 		int bodyLength = reader.varint();
-		if (bodyLength > this.maxBodySize) {
+		if (bodyLength > MAX_BODY_SIZE) {
 			throw new StoredResponseFormatException(
-					"Body length " + bodyLength + " exceeds the limit of " + this.maxBodySize);
+					"Body length " + bodyLength + " exceeds the limit of " + MAX_BODY_SIZE);
 		}
 		byte[] body = reader.bytes(bodyLength);
 		if (reader.remaining() != 0) {
@@ -207,9 +260,9 @@ public final class StoredResponseCodec {
 		return StoredResponse.adopt(status, headers, body);
 	}
 
-	private void checkHeaderBytes(int headerBytes) {
-		if (headerBytes < 0 || headerBytes > this.maxHeaderBytes) {
-			throw new StoredResponseFormatException("Headers exceed the limit of " + this.maxHeaderBytes + " bytes");
+	private static void checkHeaderBytes(int headerBytes) {
+		if (headerBytes < 0 || headerBytes > MAX_HEADER_BYTES) {
+			throw new StoredResponseFormatException("Headers exceed the limit of " + MAX_HEADER_BYTES + " bytes");
 		}
 	}
 

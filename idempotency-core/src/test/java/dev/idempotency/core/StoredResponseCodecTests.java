@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Tests for {@link StoredResponseCodec}.
@@ -118,8 +119,9 @@ class StoredResponseCodecTests {
 		byte[] hostile = HexFormat.of().parseHex("0101" + "00c8" + "00" + "ffffffff07" + "010203");
 		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> this.codec.decode(hostile))
 			.withMessageContaining("exceeds the limit");
-		this.codec.setMaxBodySize(Integer.MAX_VALUE);
-		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> this.codec.decode(hostile))
+		// exactly the limit, 64 MiB, with 3 bytes behind it
+		byte[] atLimit = HexFormat.of().parseHex("0101" + "00c8" + "00" + "80808020" + "010203");
+		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> this.codec.decode(atLimit))
 			.withMessageContaining("Truncated");
 	}
 
@@ -131,20 +133,77 @@ class StoredResponseCodecTests {
 	}
 
 	@Test
-	void headerLimitsAreEnforced() {
-		List<HttpHeader> headers = new ArrayList<>();
-		for (int i = 0; i < 10; i++) {
-			headers.add(new HttpHeader("X-" + i, "v".repeat(100)));
-		}
-		byte[] encoded = this.codec.encode(new StoredResponse(200, headers, new byte[0]));
-		StoredResponseCodec strict = new StoredResponseCodec();
-		strict.setMaxHeaderCount(5);
-		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> strict.decode(encoded))
-			.withMessageContaining("Header count");
-		StoredResponseCodec small = new StoredResponseCodec();
-		small.setMaxHeaderBytes(500);
-		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> small.decode(encoded))
+	void headerLimitsAreEnforcedWhenDecoding() {
+		// 1025 headers announced
+		byte[] tooMany = HexFormat.of().parseHex("0101" + "00c8" + "8108");
+		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> this.codec.decode(tooMany))
+			.withMessageContaining("Header count 1025");
+		// one header whose name and value are one byte over 256 KiB
+		byte[] tooLarge = HexFormat.of().parseHex("0101" + "00c8" + "01" + "808010" + "00".repeat(256 * 1024) + "01");
+		assertThatExceptionOfType(StoredResponseFormatException.class).isThrownBy(() -> this.codec.decode(tooLarge))
 			.withMessageContaining("Headers exceed");
+	}
+
+	@Test
+	void encodingRefusesWhatDecodingWouldRefuse() {
+		StoredResponse tooManyHeaders = new StoredResponse(200, headers(StoredResponseCodec.MAX_HEADER_COUNT + 1, 1),
+				new byte[0]);
+		assertThatIllegalArgumentException().isThrownBy(() -> this.codec.encode(tooManyHeaders))
+			.withMessageContaining("Header count 1025");
+		// multi-byte characters count as their UTF-8 bytes
+		StoredResponse largeHeaders = new StoredResponse(200,
+				List.of(new HttpHeader("X-Large", "\u00e9".repeat(StoredResponseCodec.MAX_HEADER_BYTES / 2))),
+				new byte[0]);
+		assertThatIllegalArgumentException().isThrownBy(() -> this.codec.encode(largeHeaders))
+			.withMessageContaining("Headers exceed");
+		StoredResponse largeBody = new StoredResponse(200, List.of(), new byte[StoredResponseCodec.MAX_BODY_SIZE + 1]);
+		assertThatIllegalArgumentException().isThrownBy(() -> this.codec.encode(largeBody))
+			.withMessageContaining("Body length");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.codec.encode(StoredResponse.unreadable()));
+	}
+
+	@Test
+	void responsesAtTheLimitsRoundTrip() {
+		List<HttpHeader> headers = headers(StoredResponseCodec.MAX_HEADER_COUNT, 1);
+		// the header bytes add up to exactly the limit
+		int used = headers.stream().mapToInt((header) -> header.name().length() + header.value().length()).sum();
+		HttpHeader last = headers.remove(headers.size() - 1);
+		headers
+			.add(new HttpHeader(last.name(), last.value() + "v".repeat(StoredResponseCodec.MAX_HEADER_BYTES - used)));
+		StoredResponse response = new StoredResponse(200, headers, new byte[StoredResponseCodec.MAX_BODY_SIZE]);
+		assertThat(StoredResponseCodec.fitToLimits(response)).isSameAs(response);
+		assertThat(this.codec.decode(this.codec.encode(response))).isEqualTo(response);
+	}
+
+	@Test
+	void fitToLimitsKeepsTheStatusAndTheLeadingHeadersThatFit() {
+		List<HttpHeader> headers = headers(StoredResponseCodec.MAX_HEADER_COUNT + 100, 1);
+		StoredResponse tooMany = new StoredResponse(201, headers, new byte[] { 1, 2 });
+		StoredResponse fitted = StoredResponseCodec.fitToLimits(tooMany);
+		assertThat(fitted.isBodyRetained()).isFalse();
+		assertThat(fitted.status()).isEqualTo(201);
+		assertThat(fitted.headers()).isEqualTo(headers.subList(0, StoredResponseCodec.MAX_HEADER_COUNT));
+		assertThat(this.codec.decode(this.codec.encode(fitted))).isEqualTo(fitted);
+		// a header that would cross the byte limit ends the headers kept
+		List<HttpHeader> large = List.of(new HttpHeader("A", "a"),
+				new HttpHeader("B", "b".repeat(StoredResponseCodec.MAX_HEADER_BYTES)), new HttpHeader("C", "c"));
+		StoredResponse fittedLarge = StoredResponseCodec.fitToLimits(new StoredResponse(200, large, new byte[0]));
+		assertThat(fittedLarge.headers()).containsExactly(new HttpHeader("A", "a"));
+		// a body over the limit keeps every header
+		StoredResponse largeBody = new StoredResponse(200, large.subList(0, 1),
+				new byte[StoredResponseCodec.MAX_BODY_SIZE + 1]);
+		assertThat(StoredResponseCodec.fitToLimits(largeBody))
+			.isEqualTo(StoredResponse.withoutBody(200, large.subList(0, 1)));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> StoredResponseCodec.fitToLimits(StoredResponse.unreadable()));
+	}
+
+	private static List<HttpHeader> headers(int count, int valueLength) {
+		List<HttpHeader> headers = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			headers.add(new HttpHeader("X-" + i, "v".repeat(valueLength)));
+		}
+		return headers;
 	}
 
 	@Test

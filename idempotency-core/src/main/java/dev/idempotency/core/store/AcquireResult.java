@@ -22,6 +22,7 @@ import java.util.Objects;
 
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.StoredResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Outcome of {@link IdempotencyStore#acquire}: exactly one of the four expected answers
@@ -54,19 +55,38 @@ public sealed interface AcquireResult
 	/**
 	 * The key is completed with the same fingerprint: answer with the stored response.
 	 *
-	 * @param response the stored response, never {@code null}
-	 * @param expiresAt when the record expires, never {@code null}
+	 * @param response the stored response, never {@code null};
+	 * {@link StoredResponse#unreadable()} if the store cannot decode it
+	 * @param expiresAt when the record expires, by the store's clock, never {@code null}
+	 * @param timeToLive how long the record still lives, measured by the store's clock
+	 * when it answered; {@code null} if the store does not report it. Whoever copies the
+	 * record elsewhere must take its lifetime from here rather than compare
+	 * {@code expiresAt} with another clock.
 	 */
-	record Replay(StoredResponse response, Instant expiresAt) implements AcquireResult {
+	record Replay(StoredResponse response, Instant expiresAt, @Nullable Duration timeToLive) implements AcquireResult {
 
 		/**
 		 * Create a result.
 		 * @param response the stored response, never {@code null}
 		 * @param expiresAt when the record expires, never {@code null}
+		 * @param timeToLive the remaining lifetime by the store's clock, not negative, or
+		 * {@code null} if unknown
 		 */
 		public Replay {
 			Objects.requireNonNull(response, "'response' must not be null");
 			Objects.requireNonNull(expiresAt, "'expiresAt' must not be null");
+			if (timeToLive != null && timeToLive.isNegative()) {
+				throw new IllegalArgumentException("'timeToLive' must not be negative");
+			}
+		}
+
+		/**
+		 * Create a result whose remaining lifetime is not reported.
+		 * @param response the stored response, never {@code null}
+		 * @param expiresAt when the record expires, never {@code null}
+		 */
+		public Replay(StoredResponse response, Instant expiresAt) {
+			this(response, expiresAt, null);
 		}
 
 	}

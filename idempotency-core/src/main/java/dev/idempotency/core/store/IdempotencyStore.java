@@ -41,10 +41,17 @@ import dev.idempotency.core.StoredResponse;
  * <b>Time.</b> Leases and expiry are measured by the store's clock (for example Redis
  * {@code TIME} or PostgreSQL {@code now()}), never by the application's, so that
  * instances with skewed clocks agree. An expired record behaves exactly as an absent one.
+ * A store that can tell how long a record still lives, by its own clock, reports it with
+ * replays and found records ({@link AcquireResult.Replay#timeToLive()},
+ * {@link IdempotencyRecord#timeToLive()}), so that whoever copies a record elsewhere
+ * never has to compare the store's instants with another clock.
  * <p>
  * <b>Failures.</b> Expected outcomes are return values. When the store cannot answer it
  * throws {@link IdempotencyStoreException}, and the caller must assume nothing about the
- * record.
+ * record. A completed record whose response cannot be decoded is not a failure: the
+ * request did complete, so the store answers with
+ * {@link dev.idempotency.core.StoredResponse#unreadable()} in its place until the record
+ * expires.
  * <p>
  * Implementations are thread-safe. No argument may be {@code null}.
  *

@@ -148,6 +148,25 @@ public abstract class AbstractIdempotencyStoreTests {
 	}
 
 	@Test
+	void reportedTimeToLiveIsTheRemainingLifetime() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = acquire(key, fingerprint("a"));
+		assertThat(this.store.complete(key, token, response(201, "{}"), LONG_TTL)).isTrue();
+		AcquireResult result = this.store.acquire(key, fingerprint("a"), OwnerToken.generate(), LONG_LEASE, LONG_TTL);
+		assertThat(result).isInstanceOf(AcquireResult.Replay.class);
+		// optional: a store that reports it measures it by its own clock, never beyond
+		// the TTL
+		Duration replayed = ((AcquireResult.Replay) result).timeToLive();
+		if (replayed != null) {
+			assertThat(replayed).isBetween(LONG_TTL.minusMinutes(1), LONG_TTL);
+		}
+		Duration found = this.store.find(key).orElseThrow().timeToLive();
+		if (found != null) {
+			assertThat(found).isBetween(LONG_TTL.minusMinutes(1), LONG_TTL);
+		}
+	}
+
+	@Test
 	void completedKeyWithOtherFingerprintIsMismatch() {
 		IdempotencyKey key = newKey();
 		OwnerToken token = acquire(key, fingerprint("a"));

@@ -45,8 +45,11 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  * whatever its state, so that the next request with the key runs the handler.
  * </ul>
  * The {@code scope} parameter is optional: absent or empty means the global scope (keys
- * of requests without a principal or scope header). Keys and scopes may hold any visible
- * ASCII character, so URL-encode them ({@code curl -G --data-urlencode}).
+ * of requests without a principal or scope header); otherwise it is the stored scope,
+ * which names its source, for example {@code principal:alice} or {@code header:acme} (see
+ * {@link dev.idempotency.spring.web.DefaultIdempotencyScopeResolver}). Keys and scopes
+ * may hold any visible ASCII character, so URL-encode them
+ * ({@code curl -G --data-urlencode}).
  * <p>
  * Like every Actuator endpoint except {@code health}, it is not exposed over HTTP unless
  * {@code management.endpoints.web.exposure.include} names it. Evicting a key can make a

@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 
@@ -147,8 +148,10 @@ public final class IdempotencyAutoConfiguration {
 			filter.setProblemTypeBase(properties.getProblemTypeBase());
 			filter.setExpiresHeader(properties.isExpiresHeader());
 			filter.setClientTtlHeader(properties.getClientTtlHeader());
-			filter.setStoredHeaders(properties.getResponseHeaders().getInclude(),
-					properties.getResponseHeaders().getExclude());
+			IdempotencyProperties.ResponseHeaders responseHeaders = properties.getResponseHeaders();
+			List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
+			excluded.addAll(responseHeaders.getExclude());
+			filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
 			observationRegistry.ifUnique(filter::setObservationRegistry);
 			observationConvention.ifUnique(filter::setObservationConvention);
 			List<IdempotencyRequestListener> all = listeners.orderedStream().toList();

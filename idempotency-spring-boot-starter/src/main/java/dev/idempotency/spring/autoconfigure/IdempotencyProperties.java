@@ -75,9 +75,9 @@ public class IdempotencyProperties {
 	private DataSize maxRequestBody = DataSize.ofMegabytes(1);
 
 	/**
-	 * Largest response body stored for replay. A larger response is delivered but only
-	 * its status is kept, and a retry is answered with a 'response-not-replayable'
-	 * problem.
+	 * Largest response body stored for replay, at most 64MB. A larger response is
+	 * delivered but only its status is kept, and a retry is answered with a
+	 * 'response-not-replayable' problem.
 	 */
 	private DataSize maxResponseBody = DataSize.ofMegabytes(1);
 
@@ -404,10 +404,22 @@ public class IdempotencyProperties {
 		private List<String> include = new ArrayList<>();
 
 		/**
-		 * Names of response headers never to store for replay, besides hop-by-hop
-		 * headers, Date, Content-Length and Set-Cookie, which never are.
+		 * Names of response headers never to store for replay, in addition to the default
+		 * exclusions, and besides hop-by-hop headers, Date, Content-Length and
+		 * Set-Cookie, which never are. A name ending in '*' matches every header that
+		 * starts with it.
 		 */
 		private List<String> exclude = new ArrayList<>();
+
+		/**
+		 * Names of response headers not stored nor replayed by default: CORS headers
+		 * (they answer one request's origin; a retry's own CORS processing sets them) and
+		 * headers that carry credentials. Set it to change that list; 'exclude' adds to
+		 * it. A name ending in '*' matches every header that starts with it.
+		 */
+		private List<String> defaultExclude = new ArrayList<>(
+				List.of("Access-Control-*", "Authorization", "WWW-Authenticate", "X-Auth-Token", "X-Access-Token",
+						"X-Refresh-Token", "X-Api-Key", "X-Amz-Security-Token", "X-CSRF-Token", "X-XSRF-Token"));
 
 		public List<String> getInclude() {
 			return this.include;
@@ -423,6 +435,14 @@ public class IdempotencyProperties {
 
 		public void setExclude(List<String> exclude) {
 			this.exclude = exclude;
+		}
+
+		public List<String> getDefaultExclude() {
+			return this.defaultExclude;
+		}
+
+		public void setDefaultExclude(List<String> defaultExclude) {
+			this.defaultExclude = defaultExclude;
 		}
 
 	}

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 import dev.idempotency.core.RequestFingerprinter;
+import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.engine.StatusSet;
 import dev.idempotency.core.engine.StoreFailureMode;
@@ -127,9 +128,10 @@ final class PolicyMapper {
 		}
 		StoreFailureMode onStoreFailure = pick(policy.getOnStoreFailure(), global.getOnStoreFailure());
 		int maxRequestBody = bodySize(name(prefix, "max-request-body", policy.getMaxRequestBody()),
-				pick(policy.getMaxRequestBody(), global.getMaxRequestBody()));
+				pick(policy.getMaxRequestBody(), global.getMaxRequestBody()), EndpointPolicy.MAX_BODY_SIZE);
+		// a larger stored body could never be read back
 		int maxResponseBody = bodySize(name(prefix, "max-response-body", policy.getMaxResponseBody()),
-				pick(policy.getMaxResponseBody(), global.getMaxResponseBody()));
+				pick(policy.getMaxResponseBody(), global.getMaxResponseBody()), StoredResponseCodec.MAX_BODY_SIZE);
 		Duration minTtl = pick(policy.getMinTtl(), global.getMinTtl());
 		Duration maxTtl = pick(policy.getMaxTtl(), global.getMaxTtl());
 		if (minTtl.isNegative() || minTtl.isZero()) {
@@ -220,9 +222,9 @@ final class PolicyMapper {
 		}
 	}
 
-	private static int bodySize(String name, DataSize size) {
-		if (size.isNegative() || size.toBytes() > EndpointPolicy.MAX_BODY_SIZE) {
-			throw invalid(name, size, "must be between 0 and " + EndpointPolicy.MAX_BODY_SIZE + " bytes");
+	private static int bodySize(String name, DataSize size, int max) {
+		if (size.isNegative() || size.toBytes() > max) {
+			throw invalid(name, size, "must be between 0 and " + max + " bytes");
 		}
 		return (int) size.toBytes();
 	}

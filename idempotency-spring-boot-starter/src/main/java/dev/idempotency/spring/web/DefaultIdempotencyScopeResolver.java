@@ -29,6 +29,12 @@ import org.springframework.util.StringUtils;
  * the request carries it, else the name of the authenticated principal
  * ({@link HttpServletRequest#getUserPrincipal()}), else the global scope.
  * <p>
+ * Each source has its own namespace, so that no value of one can name the scope of
+ * another: {@code header:<value>} for the scope header, {@code principal:<name>} for the
+ * principal (also when the name is empty: an authenticated caller never shares the global
+ * scope), and the empty string for the global scope. A tenant {@code alice} and a user
+ * {@code alice} therefore never share a record.
+ * <p>
  * A scope header is only trustworthy when it is set by infrastructure in front of the
  * application (an API gateway that authenticates the tenant); a client that can choose it
  * can read the responses stored under another tenant's keys.
@@ -39,6 +45,16 @@ import org.springframework.util.StringUtils;
  * @since 0.1.0
  */
 public final class DefaultIdempotencyScopeResolver implements IdempotencyScopeResolver {
+
+	/**
+	 * Prefix of the scopes taken from the scope header.
+	 */
+	public static final String HEADER_SCOPE_PREFIX = "header:";
+
+	/**
+	 * Prefix of the scopes taken from the authenticated principal's name.
+	 */
+	public static final String PRINCIPAL_SCOPE_PREFIX = "principal:";
 
 	private final @Nullable String scopeHeader;
 
@@ -63,12 +79,13 @@ public final class DefaultIdempotencyScopeResolver implements IdempotencyScopeRe
 		if (this.scopeHeader != null) {
 			String value = request.getHeader(this.scopeHeader);
 			if (StringUtils.hasText(value)) {
-				return value.strip();
+				return HEADER_SCOPE_PREFIX + value.strip();
 			}
 		}
 		Principal principal = request.getUserPrincipal();
-		if (principal != null && principal.getName() != null) {
-			return principal.getName();
+		if (principal != null) {
+			String name = principal.getName();
+			return PRINCIPAL_SCOPE_PREFIX + ((name != null) ? name : "");
 		}
 		return IdempotencyKey.GLOBAL_SCOPE;
 	}

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Objects;
 
 import dev.idempotency.core.RequestFingerprinter;
+import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 
 /**
@@ -35,7 +36,8 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
  * @param fingerprintHeaders names of the request headers that take part in the
  * fingerprint, never {@code null}
  * @param maxRequestBody largest request body accepted, in bytes
- * @param maxResponseBody largest response body stored for replay, in bytes
+ * @param maxResponseBody largest response body stored for replay, in bytes, at most
+ * {@link StoredResponseCodec#MAX_BODY_SIZE}
  * @param minTtl shortest TTL a client may ask for with the client TTL header
  * @param maxTtl longest TTL a client may ask for with the client TTL header
  * @author Idempotency contributors
@@ -45,7 +47,7 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 		List<String> fingerprintHeaders, int maxRequestBody, int maxResponseBody, Duration minTtl, Duration maxTtl) {
 
 	/**
-	 * Largest body size accepted for requests and stored responses.
+	 * Largest body size accepted for requests.
 	 */
 	public static final int MAX_BODY_SIZE = Integer.MAX_VALUE - 8;
 
@@ -56,7 +58,7 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 	 * @param fingerprintHeaders the headers that take part in the fingerprint
 	 * @param maxRequestBody largest request body, from 0 to {@value #MAX_BODY_SIZE}
 	 * @param maxResponseBody largest stored response body, from 0 to
-	 * {@value #MAX_BODY_SIZE}
+	 * {@value StoredResponseCodec#MAX_BODY_SIZE}
 	 * @param minTtl shortest TTL a client may ask for, positive
 	 * @param maxTtl longest TTL a client may ask for, not shorter than {@code minTtl}
 	 */
@@ -67,9 +69,13 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 			.copyOf(Objects.requireNonNull(fingerprintHeaders, "'fingerprintHeaders' must not be null"));
 		Objects.requireNonNull(minTtl, "'minTtl' must not be null");
 		Objects.requireNonNull(maxTtl, "'maxTtl' must not be null");
-		if (maxRequestBody < 0 || maxRequestBody > MAX_BODY_SIZE || maxResponseBody < 0
-				|| maxResponseBody > MAX_BODY_SIZE) {
-			throw new IllegalArgumentException("body limits must be between 0 and " + MAX_BODY_SIZE + " bytes");
+		if (maxRequestBody < 0 || maxRequestBody > MAX_BODY_SIZE) {
+			throw new IllegalArgumentException("max-request-body must be between 0 and " + MAX_BODY_SIZE + " bytes");
+		}
+		if (maxResponseBody < 0 || maxResponseBody > StoredResponseCodec.MAX_BODY_SIZE) {
+			// a larger stored body could never be read back
+			throw new IllegalArgumentException(
+					"max-response-body must be between 0 and " + StoredResponseCodec.MAX_BODY_SIZE + " bytes");
 		}
 		if (minTtl.isNegative() || minTtl.isZero() || maxTtl.compareTo(minTtl) < 0) {
 			throw new IllegalArgumentException(

@@ -34,6 +34,7 @@ import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
@@ -125,7 +126,24 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	public static final String KEY_ATTRIBUTE = "dev.idempotency.spring.web.IdempotencyFilter.KEY";
 
+	/**
+	 * Response headers that are not stored nor replayed unless configured otherwise:
+	 * {@code Access-Control-*} (CORS headers answer one request's origin: a retry's own
+	 * CORS processing sets them) and headers that carry credentials or authentication
+	 * challenges. A name ending in {@code *} matches by prefix, in any case.
+	 */
+	public static final List<String> DEFAULT_EXCLUDED_RESPONSE_HEADERS = List.of("Access-Control-*", "Authorization",
+			"WWW-Authenticate", "X-Auth-Token", "X-Access-Token", "X-Refresh-Token", "X-Api-Key",
+			"X-Amz-Security-Token", "X-CSRF-Token", "X-XSRF-Token");
+
 	private static final String CALL_ATTRIBUTE = IdempotencyFilter.class.getName() + ".CALL";
+
+	// before the non-empty scopes of a resolver other than the default one
+	static final String CUSTOM_SCOPE_PREFIX = "custom:";
+
+	// before the digest of a scope too long to store; no literal scope starts with it,
+	// as every non-empty one starts with the prefix of its source
+	static final String HASHED_SCOPE_PREFIX = "sha256:";
 
 	private static final int MAX_TTL_HEADER_DIGITS = 10;
 
@@ -147,7 +165,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private @Nullable String clientTtlHeader;
 
-	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), List.of());
+	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), DEFAULT_EXCLUDED_RESPONSE_HEADERS);
 
 	private IdempotencyRequestListener listener = IdempotencyRequestListener.NONE;
 
@@ -179,11 +197,18 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	/**
 	 * Set the strategy that scopes keys. Defaults to a
-	 * {@link DefaultIdempotencyScopeResolver} without scope header.
+	 * {@link DefaultIdempotencyScopeResolver} without scope header. The non-empty scopes
+	 * of any other resolver are stored under {@code custom:}, so that they never meet the
+	 * default resolver's; a scope longer than {@link IdempotencyKey#MAX_SCOPE_LENGTH} is
+	 * stored as {@code sha256:} and the hex digest of the prefixed scope.
 	 * @param scopeResolver the resolver, never {@code null}
 	 */
 	public void setScopeResolver(IdempotencyScopeResolver scopeResolver) {
-		this.scopeResolver = Objects.requireNonNull(scopeResolver, "'scopeResolver' must not be null");
+		Objects.requireNonNull(scopeResolver, "'scopeResolver' must not be null");
+		this.scopeResolver = (scopeResolver instanceof DefaultIdempotencyScopeResolver) ? scopeResolver : (request) -> {
+			String scope = scopeResolver.resolveScope(request);
+			return scope.isEmpty() ? scope : CUSTOM_SCOPE_PREFIX + scope;
+		};
 	}
 
 	/**
@@ -218,9 +243,14 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	/**
 	 * Set which response headers are stored for replay, besides the ones that never are
 	 * (hop-by-hop headers, {@code Date}, {@code Content-Length}, {@code Set-Cookie}).
+	 * Defaults to all others but {@link #DEFAULT_EXCLUDED_RESPONSE_HEADERS}. The
+	 * selection applies to replays too: a header it excludes is not replayed from an
+	 * older record.
 	 * @param include names of the only headers to store (and {@code Content-Type}); empty
 	 * to store all others
-	 * @param exclude names of headers never to store
+	 * @param exclude names of headers never to store, replacing
+	 * {@link #DEFAULT_EXCLUDED_RESPONSE_HEADERS}; a name ending in {@code *} matches
+	 * every header that starts with it
 	 */
 	public void setStoredHeaders(Collection<String> include, Collection<String> exclude) {
 		this.storedHeaders = new StoredHeaders(include, exclude);
@@ -416,7 +446,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		// a long scope (for example a token's subject) is replaced by its digest
 		try {
 			byte[] digest = MessageDigest.getInstance("SHA-256").digest(scope.getBytes(StandardCharsets.UTF_8));
-			return "sha256:" + HexFormat.of().formatHex(digest);
+			return HASHED_SCOPE_PREFIX + HexFormat.of().formatHex(digest);
 		}
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("SHA-256 is not available", ex);
@@ -550,18 +580,26 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		Execution execution = call.execution;
 		int status = capture.getStatus();
 		List<HttpHeader> headers = this.storedHeaders.capture(capture);
-		if (capture.isStreaming()) {
-			CompletionOutcome outcome = execution.complete(StoredResponse.withoutBody(status, headers));
-			if (outcome == CompletionOutcome.STORED) {
-				this.logger.warn("Response of key '" + execution.key() + "' (policy '" + call.policy.name()
-						+ "') is larger than max-response-body (" + call.policy.maxResponseBody()
-						+ " bytes): only its status and headers were stored, and a retry is answered with the '"
-						+ IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.slug() + "' problem");
-			}
+		boolean streaming = capture.isStreaming();
+		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
+				: new StoredResponse(status, headers, capture.bufferedBody());
+		// only what every instance can read back: beyond the codec's limits, the status
+		// and the headers that fit, as for a body over max-response-body
+		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
+		CompletionOutcome outcome = execution.complete(stored);
+		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {
+			this.logger.warn("Response of key '" + execution.key() + "' (policy '" + call.policy.name() + "') "
+					+ (streaming ? "is larger than max-response-body (" + call.policy.maxResponseBody() + " bytes)"
+							: "has more headers than a stored response can hold (" + headers.size()
+									+ " headers; at most " + StoredResponseCodec.MAX_HEADER_COUNT + " and "
+									+ StoredResponseCodec.MAX_HEADER_BYTES + " bytes of names and values)")
+					+ ": only its status and the headers that fit were stored, and a retry is answered with the '"
+					+ IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.slug() + "' problem");
+		}
+		if (streaming) {
 			capture.flushBuffer();
 			return;
 		}
-		CompletionOutcome outcome = execution.complete(new StoredResponse(status, headers, capture.bufferedBody()));
 		if (outcome == CompletionOutcome.STORED && this.expiresHeader) {
 			((HttpServletResponse) capture.getResponse()).setHeader(EXPIRES_HEADER,
 					HttpDates.format(execution.advertisedExpiry()));
@@ -585,6 +623,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			if (this.expiresHeader) {
 				response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
 			}
+			if (!stored.isReadable()) {
+				this.problems.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
+						"The request with this key completed, but its stored response cannot be read, "
+								+ "so it cannot be replayed.",
+						key.key(), null, -1);
+				return;
+			}
 			this.problems.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
 					"The request with this key completed with status " + stored.status()
 							+ ", but its response was too large to keep, so it cannot be replayed.",
@@ -592,7 +637,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		response.setStatus(stored.status());
-		StoredHeaders.apply(stored.headers(), response);
+		this.storedHeaders.apply(stored.headers(), response);
 		response.setHeader(REPLAYED_HEADER, "true");
 		if (this.expiresHeader) {
 			// after the stored headers, where a first response has it too

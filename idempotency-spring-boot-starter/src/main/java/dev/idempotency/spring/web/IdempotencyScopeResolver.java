@@ -25,6 +25,12 @@ import jakarta.servlet.http.HttpServletRequest;
  * Declare a bean of this type to replace the default, which uses the configured
  * {@code idempotency.scope-header}, else the authenticated principal's name, else the
  * global scope. Implementations are thread-safe and must not read the request body.
+ * <p>
+ * The {@link IdempotencyFilter} keeps the scopes of a resolver other than the
+ * {@link DefaultIdempotencyScopeResolver} in a namespace of their own ({@code custom:}
+ * before a non-empty scope), so that they never meet the default resolver's. A resolver
+ * that draws scopes from several sources should keep them apart itself, for example with
+ * a prefix per source.
  *
  * @author Idempotency contributors
  * @since 0.1.0

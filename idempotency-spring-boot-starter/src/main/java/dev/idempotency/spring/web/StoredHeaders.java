@@ -34,7 +34,11 @@ import jakarta.servlet.http.HttpServletResponse;
  * {@code Date}, {@code Content-Length} (recomputed from the body), {@code Set-Cookie} and
  * the filter's own {@code Idempotency-Expires} and {@code Idempotent-Replayed}.
  * {@code Content-Type} is stored unless excluded explicitly, so a replay is interpreted
- * as the original was.
+ * as the original was. A name ending in {@code *} matches every header whose name starts
+ * with what precedes it ({@code Access-Control-*}).
+ * <p>
+ * The same selection applies when a stored response is replayed, so that a header
+ * excluded now is not replayed from a record stored before.
  *
  * @author Idempotency contributors
  */
@@ -46,9 +50,9 @@ final class StoredHeaders {
 			"proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "date",
 			"content-length", "set-cookie", "set-cookie2", "idempotency-expires", "idempotent-replayed");
 
-	private final Set<String> include;
+	private final Names include;
 
-	private final Set<String> exclude;
+	private final Names exclude;
 
 	/**
 	 * Create a selection.
@@ -57,16 +61,8 @@ final class StoredHeaders {
 	 * @param exclude names of headers never to store
 	 */
 	StoredHeaders(Collection<String> include, Collection<String> exclude) {
-		this.include = lowerCase(include);
-		this.exclude = lowerCase(exclude);
-	}
-
-	private static Set<String> lowerCase(Collection<String> names) {
-		Set<String> set = new TreeSet<>();
-		for (String name : names) {
-			set.add(name.strip().toLowerCase(Locale.ROOT));
-		}
-		return set;
+		this.include = new Names(include);
+		this.exclude = new Names(exclude);
 	}
 
 	/**
@@ -78,7 +74,7 @@ final class StoredHeaders {
 	List<HttpHeader> capture(HttpServletResponse response) {
 		List<HttpHeader> headers = new ArrayList<>();
 		String contentType = response.getContentType();
-		if (contentType != null && !this.exclude.contains(CONTENT_TYPE)) {
+		if (contentType != null && !this.exclude.matches(CONTENT_TYPE)) {
 			headers.add(new HttpHeader("Content-Type", contentType));
 		}
 		Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
@@ -101,10 +97,10 @@ final class StoredHeaders {
 	}
 
 	private boolean isStored(String lowerCaseName) {
-		if (NEVER_STORED.contains(lowerCaseName) || this.exclude.contains(lowerCaseName)) {
+		if (NEVER_STORED.contains(lowerCaseName) || this.exclude.matches(lowerCaseName)) {
 			return false;
 		}
-		return this.include.isEmpty() || this.include.contains(lowerCaseName);
+		return this.include.isEmpty() || this.include.matches(lowerCaseName);
 	}
 
 	private static Set<String> connectionOptions(HttpServletResponse response) {
@@ -122,25 +118,69 @@ final class StoredHeaders {
 	}
 
 	/**
-	 * Write stored headers onto a response. The first value of each name replaces what
-	 * the response already has (filters that run before this one may set it again on a
-	 * replay); further values are added.
+	 * Write the stored headers that this selection stores onto a response. The first
+	 * value of each name replaces what the response already has (filters that run before
+	 * this one may set it again on a replay); further values are added.
 	 * @param headers the stored headers
 	 * @param response the response
 	 */
-	static void apply(List<HttpHeader> headers, HttpServletResponse response) {
+	void apply(List<HttpHeader> headers, HttpServletResponse response) {
 		Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
 		for (HttpHeader header : headers) {
-			if (header.name().equalsIgnoreCase(CONTENT_TYPE)) {
-				response.setContentType(header.value());
+			String lowerCase = header.name().toLowerCase(Locale.ROOT);
+			if (lowerCase.equals(CONTENT_TYPE)) {
+				if (!this.exclude.matches(CONTENT_TYPE)) {
+					response.setContentType(header.value());
+				}
 			}
-			else if (seen.add(header.name())) {
-				response.setHeader(header.name(), header.value());
-			}
-			else {
-				response.addHeader(header.name(), header.value());
+			else if (isStored(lowerCase)) {
+				if (seen.add(header.name())) {
+					response.setHeader(header.name(), header.value());
+				}
+				else {
+					response.addHeader(header.name(), header.value());
+				}
 			}
 		}
+	}
+
+	/**
+	 * Header names in lower case; a name ending in {@code *} is a prefix.
+	 */
+	private static final class Names {
+
+		private final Set<String> names = new TreeSet<>();
+
+		private final List<String> prefixes = new ArrayList<>();
+
+		Names(Collection<String> names) {
+			for (String name : names) {
+				String lowerCase = name.strip().toLowerCase(Locale.ROOT);
+				if (lowerCase.endsWith("*")) {
+					this.prefixes.add(lowerCase.substring(0, lowerCase.length() - 1));
+				}
+				else {
+					this.names.add(lowerCase);
+				}
+			}
+		}
+
+		boolean isEmpty() {
+			return this.names.isEmpty() && this.prefixes.isEmpty();
+		}
+
+		boolean matches(String lowerCaseName) {
+			if (this.names.contains(lowerCaseName)) {
+				return true;
+			}
+			for (String prefix : this.prefixes) {
+				if (lowerCaseName.startsWith(prefix)) {
+					return true;
+				}
+			}
+			return false;
+		}
+
 	}
 
 }

@@ -47,11 +47,11 @@ class IdempotencyEndpointIT extends AbstractOpsIT {
 	void describesACompletedKeyWithoutItsBody() throws Exception {
 		String key = newKey();
 		assertThat(post("/ops/pay", key, "secret-card-number", "X-Tenant", "acme").statusCode()).isEqualTo(201);
-		HttpResponse<String> response = get(endpoint(key, "acme"));
+		HttpResponse<String> response = get(endpoint(key, "header:acme"));
 		assertThat(response.statusCode()).isEqualTo(200);
 		assertThat(response.body()).doesNotContain("secret-card-number");
 		JsonNode record = parse(response);
-		assertThat(record.get("scope").asString()).isEqualTo("acme");
+		assertThat(record.get("scope").asString()).isEqualTo("header:acme");
 		assertThat(record.get("key").asString()).isEqualTo(key);
 		assertThat(record.get("state").asString()).isEqualTo("COMPLETED");
 		assertThat(record.get("fingerprint").asString()).matches("[0-9a-f]{64}");
@@ -71,7 +71,7 @@ class IdempotencyEndpointIT extends AbstractOpsIT {
 		assertThat(get(endpoint(key, null)).statusCode()).isEqualTo(200);
 		assertThat(get(endpoint(key, "")).statusCode()).isEqualTo(200);
 		assertThat(parse(get(endpoint(key, ""))).get("scope").asString()).isEmpty();
-		assertThat(get(endpoint(key, "acme")).statusCode()).isEqualTo(404);
+		assertThat(get(endpoint(key, "header:acme")).statusCode()).isEqualTo(404);
 	}
 
 	@Test
@@ -96,11 +96,11 @@ class IdempotencyEndpointIT extends AbstractOpsIT {
 		String key = newKey();
 		int runs = this.controller.runs.get();
 		assertThat(post("/ops/pay", key, "a", "X-Tenant", "acme").statusCode()).isEqualTo(201);
-		HttpResponse<String> evicted = delete(endpoint(key, "acme"));
+		HttpResponse<String> evicted = delete(endpoint(key, "header:acme"));
 		assertThat(evicted.statusCode()).isEqualTo(200);
 		assertThat(parse(evicted).get("evicted").asBoolean()).isTrue();
-		assertThat(get(endpoint(key, "acme")).statusCode()).isEqualTo(404);
-		assertThat(parse(delete(endpoint(key, "acme"))).get("evicted").asBoolean()).isFalse();
+		assertThat(get(endpoint(key, "header:acme")).statusCode()).isEqualTo(404);
+		assertThat(parse(delete(endpoint(key, "header:acme"))).get("evicted").asBoolean()).isFalse();
 		HttpResponse<String> again = post("/ops/pay", key, "a", "X-Tenant", "acme");
 		assertThat(again.statusCode()).isEqualTo(201);
 		assertThat(again.headers().firstValue("Idempotent-Replayed")).isEmpty();

@@ -56,6 +56,8 @@ class ConfigurationDocumentationTests {
 		assertThat(properties.getKeyHeader()).isEqualTo(IdempotencyFilter.DEFAULT_KEY_HEADER);
 		assertThat(properties.getProblemTypeBase()).isEqualTo(IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE);
 		assertThat(properties.getFilter().getOrder()).isEqualTo(IdempotencyFilter.DEFAULT_ORDER);
+		assertThat(properties.getResponseHeaders().getDefaultExclude())
+			.isEqualTo(IdempotencyFilter.DEFAULT_EXCLUDED_RESPONSE_HEADERS);
 	}
 
 }

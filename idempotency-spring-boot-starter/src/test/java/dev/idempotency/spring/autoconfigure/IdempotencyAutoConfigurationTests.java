@@ -255,6 +255,11 @@ class IdempotencyAutoConfigurationTests {
 				"idempotency.fingerprint.headers=X:Y");
 		assertInvalid("idempotency.problem-type-base", "absolute URI", "idempotency.problem-type-base=/problems/");
 		assertInvalid("idempotency.max-request-body", "between 0 and", "idempotency.max-request-body=3GB");
+		// a stored body beyond the codec's limit (64MB) could never be read back
+		assertInvalid("idempotency.max-response-body", "between 0 and 67108864 bytes",
+				"idempotency.max-response-body=65MB");
+		assertInvalid("idempotency.policies.p.max-response-body", "between 0 and 67108864 bytes",
+				"idempotency.policies.p.max-response-body=100MB");
 		assertInvalid("idempotency.in-flight-wait", "must not be negative", "idempotency.in-flight-wait=-1s");
 		assertInvalid("idempotency.endpoints[0].policy", "not configured", "idempotency.endpoints[0].path=/x",
 				"idempotency.endpoints[0].policy=nope");

@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.io.IOException;
 import java.security.Principal;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -50,6 +51,9 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.UrlBasedCorsConfigurationSource;
+import org.springframework.web.filter.CorsFilter;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.server.ResponseStatusException;
 
@@ -62,6 +66,10 @@ import org.springframework.web.server.ResponseStatusException;
 @SpringBootConfiguration(proxyBeanMethods = false)
 @EnableAutoConfiguration
 class ContractTestApplication {
+
+	static final String FIRST_ORIGIN = "https://shop.example";
+
+	static final String SECOND_ORIGIN = "https://admin.example";
 
 	static final Executor ASYNC = Executors.newCachedThreadPool();
 
@@ -119,6 +127,26 @@ class ContractTestApplication {
 		return registration;
 	}
 
+	/**
+	 * CORS as a filter in front of the idempotency filter, as Spring Security's
+	 * {@code cors()} installs it: every request, a replay too, gets its own CORS headers.
+	 * @return the registration
+	 */
+	@Bean
+	FilterRegistrationBean<CorsFilter> corsFilter() {
+		CorsConfiguration configuration = new CorsConfiguration();
+		configuration.setAllowedOrigins(List.of(FIRST_ORIGIN, SECOND_ORIGIN));
+		configuration.setAllowedMethods(List.of("POST"));
+		configuration.addAllowedHeader("*");
+		configuration.addExposedHeader("X-Payment-Id");
+		configuration.setAllowCredentials(true);
+		UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
+		source.registerCorsConfiguration("/**", configuration);
+		FilterRegistrationBean<CorsFilter> registration = new FilterRegistrationBean<>(new CorsFilter(source));
+		registration.setOrder(-100);
+		return registration;
+	}
+
 	@RestController
 	static class ContractController {
 
@@ -141,6 +169,19 @@ class ContractTestApplication {
 				.header("X-Payment-Id", UUID.randomUUID().toString())
 				.header("Set-Cookie", ResponseCookie.from("session", "s" + run).build().toString())
 				.body("{\"id\":\"" + UUID.randomUUID() + "\",\"run\":" + run + ",\"request\":" + body.length() + "}");
+		}
+
+		@PostMapping("/tokens")
+		@Idempotent
+		ResponseEntity<String> tokens(HttpServletRequest request) {
+			int run = this.counter.increment("tokens", request);
+			return ResponseEntity.ok()
+				.header("X-Payment-Id", "p-" + run)
+				.header("Authorization", "Bearer secret-" + run)
+				.header("WWW-Authenticate", "Bearer realm=\"payments\"")
+				.header("X-Auth-Token", "token-" + run)
+				.header("X-Api-Key", "key-" + run)
+				.body("tokens " + run);
 		}
 
 		@PostMapping("/optional")

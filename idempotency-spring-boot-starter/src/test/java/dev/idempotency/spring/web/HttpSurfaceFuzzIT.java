@@ -382,9 +382,10 @@ class HttpSurfaceFuzzIT extends AbstractWebIT {
 			}
 		}
 		if (tenant != null && !tenant.isEmpty()) {
-			return tenant;
+			return DefaultIdempotencyScopeResolver.HEADER_SCOPE_PREFIX + tenant;
 		}
-		return (user != null) ? user : IdempotencyKey.GLOBAL_SCOPE;
+		return (user != null) ? DefaultIdempotencyScopeResolver.PRINCIPAL_SCOPE_PREFIX + user
+				: IdempotencyKey.GLOBAL_SCOPE;
 	}
 
 	// the key the contract reads from the header(s), or null when they do not hold

@@ -17,14 +17,24 @@
 package dev.idempotency.spring.web;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyStatus;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.Sha256RequestFingerprinter;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.http.HttpServletResponse;
@@ -144,12 +154,145 @@ class IdempotencyFilterTests {
 		assertThat(replay.getHeader(IdempotencyFilter.REPLAYED_HEADER)).isEqualTo("true");
 	}
 
+	@Test
+	void responseWithMoreHeadersThanAStoredResponseHoldsIsDeliveredAndStoredAsNotReplayable() throws Exception {
+		IdempotencyEngine engine = new IdempotencyEngine(new CodecRoundTripStore(this.store));
+		try {
+			IdempotencyFilter filter = new IdempotencyFilter(engine,
+					(request) -> new IdempotentEndpoint("default", true), this.policies);
+			MockHttpServletResponse response = new MockHttpServletResponse();
+			MockFilterChain chain = new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
+
+				@Override
+				protected void service(jakarta.servlet.http.HttpServletRequest req, HttpServletResponse res)
+						throws java.io.IOException {
+					res.setStatus(201);
+					for (int i = 0; i < 1100; i++) {
+						res.addHeader("X-Trace-" + i, "t" + i);
+					}
+					res.getOutputStream().write("done".getBytes(StandardCharsets.US_ASCII));
+				}
+
+			});
+			filter.doFilter(request("k4"), response, chain);
+			// the client gets the response as the handler produced it
+			assertThat(response.getStatus()).isEqualTo(201);
+			assertThat(response.getContentAsString()).isEqualTo("done");
+			assertThat(response.getHeaderNames()).contains("X-Trace-0", "X-Trace-1099");
+			assertThat(response.getHeader(IdempotencyFilter.EXPIRES_HEADER)).isNotNull();
+			// the store keeps the status and the headers that fit, without the body
+			StoredResponse stored = this.store.find(IdempotencyKey.global("k4")).orElseThrow().response();
+			assertThat(stored).isNotNull();
+			assertThat(stored.isBodyRetained()).isFalse();
+			assertThat(stored.status()).isEqualTo(201);
+			assertThat(stored.headers()).hasSizeLessThanOrEqualTo(1024).isNotEmpty();
+			MockHttpServletResponse replay = new MockHttpServletResponse();
+			filter.doFilter(request("k4"), replay, new MockFilterChain());
+			assertThat(replay.getStatus()).isEqualTo(410);
+			assertThat(replay.getContentAsString()).contains("\"originalStatus\":201");
+		}
+		finally {
+			engine.close();
+		}
+	}
+
+	@Test
+	void scopesOfACustomResolverHaveTheirOwnNamespace() throws Exception {
+		String[] scope = { "principal:alice" };
+		this.filter.setScopeResolver((request) -> scope[0]);
+		MockHttpServletRequest request = request("k5");
+		this.filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain());
+		assertThat(request.getAttribute(IdempotencyFilter.KEY_ATTRIBUTE))
+			.isEqualTo(new IdempotencyKey("custom:principal:alice", "k5"));
+		// the empty scope is the global one, whatever the resolver
+		scope[0] = "";
+		MockHttpServletRequest global = request("k6");
+		this.filter.doFilter(global, new MockHttpServletResponse(), new MockFilterChain());
+		assertThat(global.getAttribute(IdempotencyFilter.KEY_ATTRIBUTE)).isEqualTo(IdempotencyKey.global("k6"));
+	}
+
+	@Test
+	void scopesOfTheDefaultResolverNameTheirSource() throws Exception {
+		this.filter.setScopeResolver(new DefaultIdempotencyScopeResolver("X-Tenant"));
+		MockHttpServletRequest tenant = request("k7");
+		tenant.addHeader("X-Tenant", " acme ");
+		tenant.setUserPrincipal(() -> "alice");
+		MockHttpServletRequest principal = request("k7");
+		principal.setUserPrincipal(() -> "alice");
+		MockHttpServletRequest emptyName = request("k7");
+		emptyName.setUserPrincipal(() -> "");
+		MockHttpServletRequest anonymous = request("k7");
+		MockHttpServletRequest longName = request("k7");
+		longName.setUserPrincipal(() -> "u".repeat(IdempotencyKey.MAX_SCOPE_LENGTH));
+		for (MockHttpServletRequest request : List.of(tenant, principal, emptyName, anonymous, longName)) {
+			this.filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain());
+		}
+		assertThat(scopeOf(tenant)).isEqualTo("header:acme");
+		assertThat(scopeOf(principal)).isEqualTo("principal:alice");
+		assertThat(scopeOf(emptyName)).isEqualTo("principal:");
+		assertThat(scopeOf(anonymous)).isEqualTo(IdempotencyKey.GLOBAL_SCOPE);
+		assertThat(scopeOf(longName)).isEqualTo("sha256:" + HexFormat.of()
+			.formatHex(MessageDigest.getInstance("SHA-256")
+				.digest(("principal:" + "u".repeat(IdempotencyKey.MAX_SCOPE_LENGTH))
+					.getBytes(StandardCharsets.UTF_8))));
+	}
+
+	private static String scopeOf(MockHttpServletRequest request) {
+		return ((IdempotencyKey) request.getAttribute(IdempotencyFilter.KEY_ATTRIBUTE)).scope();
+	}
+
 	private static MockHttpServletRequest request(String key) {
 		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/idempotent");
 		request.addHeader("Idempotency-Key", key);
 		request.setContentType("application/json");
 		request.setContent("{}".getBytes(StandardCharsets.UTF_8));
 		return request;
+	}
+
+	/**
+	 * Stores responses as Redis and PostgreSQL do: encoded, and decoded when read.
+	 */
+	private static final class CodecRoundTripStore implements IdempotencyStore {
+
+		private final StoredResponseCodec codec = new StoredResponseCodec();
+
+		private final IdempotencyStore delegate;
+
+		CodecRoundTripStore(IdempotencyStore delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+				Duration lease, Duration ttl) {
+			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+			return this.delegate.complete(key, token, this.codec.decode(this.codec.encode(response)), ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, OwnerToken token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+			return this.delegate.extend(key, token, lease);
+		}
+
+		@Override
+		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+			return this.delegate.find(key);
+		}
+
+		@Override
+		public boolean evict(IdempotencyKey key) {
+			return this.delegate.evict(key);
+		}
+
 	}
 
 }

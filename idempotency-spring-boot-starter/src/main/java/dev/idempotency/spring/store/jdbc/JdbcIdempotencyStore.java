@@ -41,6 +41,8 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.tiered.UnclaimedCompletion;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -59,12 +61,19 @@ import org.jspecify.annotations.Nullable;
  * is visible to every instance as soon as {@code acquire} returns.
  * <p>
  * <b>Time.</b> Every instant is computed by PostgreSQL from {@code now()}; durations are
- * sent as milliseconds. The application's clock is never used.
+ * sent as milliseconds. The application's clock is never used. Replays and found records
+ * report their remaining lifetime as PostgreSQL measures it
+ * ({@link AcquireResult.Replay#timeToLive()}, {@link IdempotencyRecord#timeToLive()}), so
+ * that a copy made elsewhere never outlives the record whatever the application's clock
+ * says.
  * <p>
  * Records are keyed by {@link IdempotencyKey#digest()}; scope and key are stored too, for
  * operators. Responses are stored in the binary form of {@link StoredResponseCodec}. A
- * record whose response cannot be decoded fails with {@link IdempotencyStoreException}.
- * Expired rows are not deleted by this class: schedule a {@link JdbcIdempotencyCleaner}.
+ * completed record whose response cannot be decoded (corrupt, or written by a later
+ * format version) is answered with {@link StoredResponse#unreadable()} until it expires,
+ * and a warning is logged: the request did complete, so it is neither run again nor
+ * refused as if the database were down. Expired rows are not deleted by this class:
+ * schedule a {@link JdbcIdempotencyCleaner}.
  * <p>
  * As the durable tier of a
  * {@link dev.idempotency.spring.store.tiered.TieredIdempotencyStore} in lookup claim
@@ -89,6 +98,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	// follows a concurrent writer's commit, so a handful is plenty.
 	private static final int MAX_ACQUIRE_ATTEMPTS = 5;
 
+	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
+
 	private static final String STATUS_PROCESSING = "P";
 
 	private static final String STATUS_COMPLETED = "C";
@@ -107,12 +118,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			)
 			SELECT true AS inserted, NULL::bytea AS fingerprint, NULL::text AS status,
 				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
-				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms
+				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms
 			FROM ins
 			UNION ALL
 			SELECT false, t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
 				t.expires_at <= now(), t.lease_expires_at <= now(),
-				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint
+				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
+				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint
 			FROM %TABLE% t
 			WHERE t.id = ? AND NOT EXISTS (SELECT 1 FROM ins)
 			""";
@@ -178,9 +190,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			WHERE id = ? AND owner_token = ? AND status = 'P' AND expires_at > now()
 			""";
 
+	// the remaining lifetime is rounded down: no copy made from it may outlive the row
 	private static final String FIND = """
 			SELECT scope, idem_key, fingerprint, status::text AS status, owner_token, created_at,
-				lease_expires_at, expires_at, response
+				lease_expires_at, expires_at, response,
+				floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS ttl_ms
 			FROM %TABLE%
 			WHERE id = ? AND expires_at > now()
 			""";
@@ -295,7 +309,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 					return new AcquireResult.InProgress(Duration.ofMillis(remaining));
 				}
 				return new AcquireResult.Replay(decode(row.getBytes("response"), key),
-						toInstant(row.getObject("expires_at", OffsetDateTime.class)));
+						toInstant(row.getObject("expires_at", OffsetDateTime.class)), timeToLive(row));
 			}
 		}
 	}
@@ -453,19 +467,29 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				toOwnerToken(row.getObject("owner_token", UUID.class)),
 				toNullableInstant(row.getObject("created_at", OffsetDateTime.class)),
 				toNullableInstant(row.getObject("lease_expires_at", OffsetDateTime.class)),
-				toInstant(row.getObject("expires_at", OffsetDateTime.class)),
-				(completed && response != null) ? decode(response, key) : null);
+				toInstant(row.getObject("expires_at", OffsetDateTime.class)), completed ? decode(response, key) : null,
+				timeToLive(row));
 	}
 
+	private static Duration timeToLive(ResultSet row) throws SQLException {
+		return Duration.ofMillis(Math.max(0, row.getLong("ttl_ms")));
+	}
+
+	// the request did complete: an unreadable response must neither run it again nor fail
+	// every retry until the record expires
 	private StoredResponse decode(byte @Nullable [] data, IdempotencyKey key) {
 		if (data == null) {
-			throw new IdempotencyStoreException("Completed record for key '" + key + "' has no response");
+			logger.warn("Completed record of key '" + key
+					+ "' has no response: answering that it cannot be replayed until the record expires");
+			return StoredResponse.unreadable();
 		}
 		try {
 			return this.codec.decode(data);
 		}
 		catch (StoredResponseFormatException ex) {
-			throw new IdempotencyStoreException("Stored response for key '" + key + "' cannot be read", ex);
+			logger.warn("Stored response of key '" + key + "' cannot be decoded (" + ex.getMessage()
+					+ "): answering that it cannot be replayed until the record expires");
+			return StoredResponse.unreadable();
 		}
 	}
 

@@ -119,8 +119,11 @@ import org.springframework.data.redis.core.types.Expiration;
  * {@code TIME} inside the scripts (a claim's creation time is derived from its TTL until
  * a script stamps it). Requires Redis 5 or later (scripts replicated by effects).
  * <p>
- * <b>Failures.</b> Any error of the connection or the server, and any record that cannot
- * be read (the store fails closed), is thrown as {@link IdempotencyStoreException}.
+ * <b>Failures.</b> Any error of the connection or the server, and any value that is not a
+ * record of this layout (the store fails closed), is thrown as
+ * {@link IdempotencyStoreException}. A completed record whose response cannot be decoded
+ * (corrupt, or written by a later format version) is not a failure: it is answered with
+ * {@link StoredResponse#unreadable()} until it expires, and a warning is logged.
  * <p>
  * Configure the store with its setters before use; afterwards it is thread-safe. No
  * argument may be {@code null}.
@@ -356,7 +359,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		@Nullable StoredResponse response = completed ? decodeResponse(value, key) : null;
 		return Optional.of(new IdempotencyRecord(key, fingerprint,
 				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner,
-				Instant.ofEpochMilli(created), leaseExpiresAt, Instant.ofEpochMilli(now + pttl), response));
+				Instant.ofEpochMilli(created), leaseExpiresAt, Instant.ofEpochMilli(now + pttl), response,
+				Duration.ofMillis(pttl)));
 	}
 
 	@Override
@@ -433,7 +437,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			return this.codec.decode(value, HEADER_LENGTH, value.length - HEADER_LENGTH);
 		}
 		catch (StoredResponseFormatException ex) {
-			throw new IdempotencyStoreException("Stored response of key '" + key + "' cannot be decoded", ex);
+			// the request did complete: it must not run again, nor every retry fail
+			// until the record expires
+			logger.warn("Stored response of key '" + key + "' in Redis cannot be decoded (" + ex.getMessage()
+					+ "): answering that it cannot be replayed until the record expires");
+			return StoredResponse.unreadable();
 		}
 	}
 

@@ -196,9 +196,11 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Set the clock of the circuit breaker's timing and of the remaining lifetime of a
-	 * record copied from the durable tier into the fast tier. Defaults to the system UTC
-	 * clock. Record decisions never use it: the stores use their own clocks.
+	 * Set the clock of the circuit breaker's timing. Defaults to the system UTC clock.
+	 * Record decisions never use it: the stores use their own clocks. The lifetime of a
+	 * record copied from the durable tier into the fast tier is the one the durable tier
+	 * {@linkplain AcquireResult.Replay#timeToLive() reports}, by its own clock; only for
+	 * a durable tier that reports none is it measured against this clock.
 	 * @param clock the clock
 	 */
 	public void setClock(Clock clock) {
@@ -283,12 +285,32 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			return lookup ? confirmMismatchByLookUp(key, fingerprint)
 					: confirmMismatch(key, fingerprint, token, lease, ttl);
 		}
+		if (fastResult instanceof AcquireResult.Replay replay && !replay.response().isReadable()) {
+			return replayFromDurable(key, fingerprint, replay);
+		}
 		return fastResult;
+	}
+
+	// the fast tier's copy of a completed record cannot be decoded, the durable one may
+	// be intact: dropping the damaged copy lets the next acquire copy it back
+	private AcquireResult replayFromDurable(IdempotencyKey key, RequestFingerprint fingerprint,
+			AcquireResult.Replay damaged) {
+		Optional<IdempotencyRecord> found = this.durable.find(key);
+		if (found.isPresent()) {
+			IdempotencyRecord record = found.get();
+			StoredResponse response = record.response();
+			if (record.fingerprint().equals(fingerprint) && response != null && response.isReadable()) {
+				tryFast(ACQUIRE, () -> this.fast.evict(key));
+				return new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
+			}
+		}
+		return damaged;
 	}
 
 	// lookup mode, the fast tier granted the key: read the durable record, write nothing
 	private AcquireResult lookUpDurable(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 			Duration lease, Duration ttl) {
+		long askedAt = System.nanoTime();
 		Optional<IdempotencyRecord> found;
 		try {
 			found = this.durable.find(key);
@@ -312,8 +334,8 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		StoredResponse response = record.response();
 		if (record.status() == IdempotencyStatus.COMPLETED && response != null) {
 			// the fast tier had lost the record: copy it back over the claim we hold
-			AcquireResult.Replay replay = new AcquireResult.Replay(response, record.expiresAt());
-			rewarm(key, token, replay, ttl);
+			AcquireResult.Replay replay = new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
+			rewarm(key, token, replay, ttl, askedAt);
 			return replay;
 		}
 		// a durable claim (made while the fast tier was skipped): only the durable tier
@@ -330,7 +352,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 			StoredResponse response = record.response();
 			if (record.fingerprint().equals(fingerprint) && record.status() == IdempotencyStatus.COMPLETED
 					&& response != null) {
-				return new AcquireResult.Replay(response, record.expiresAt());
+				return new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
 			}
 		}
 		return new AcquireResult.Mismatch();
@@ -356,6 +378,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 
 	private AcquireResult acquireDurable(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 			Duration lease, Duration ttl) {
+		long askedAt = System.nanoTime();
 		AcquireResult result;
 		try {
 			result = this.durable.acquire(key, fingerprint, token, lease, ttl);
@@ -370,7 +393,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		}
 		if (result instanceof AcquireResult.Replay replay) {
 			// the fast tier had lost the record: copy it back over the claim we hold
-			rewarm(key, token, replay, ttl);
+			rewarm(key, token, replay, ttl, askedAt);
 		}
 		else if (!(result instanceof AcquireResult.Acquired)) {
 			releaseFast(key, token);
@@ -389,19 +412,37 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		return result;
 	}
 
-	private void rewarm(IdempotencyKey key, OwnerToken token, AcquireResult.Replay replay, Duration ttl) {
-		Duration remaining = Duration.between(this.clock.instant(), replay.expiresAt());
+	// askedAt: System.nanoTime() before the durable tier was asked
+	private void rewarm(IdempotencyKey key, OwnerToken token, AcquireResult.Replay replay, Duration ttl, long askedAt) {
+		if (!replay.response().isReadable()) {
+			// nothing to copy: the durable tier answers for this key until it expires
+			releaseFast(key, token);
+			return;
+		}
+		Duration remaining = remainingLifetime(replay, askedAt);
 		Duration warmTtl = fastTtl(ttl);
 		if (remaining.compareTo(warmTtl) < 0) {
 			warmTtl = remaining;
 		}
-		if (warmTtl.toMillis() > 0) {
-			Duration finalTtl = warmTtl;
+		// whole milliseconds, rounded down: the copy must not outlive the durable record
+		Duration finalTtl = Duration.ofMillis(warmTtl.toMillis());
+		if (finalTtl.toMillis() > 0) {
 			tryFast(ACQUIRE, () -> this.fast.complete(key, token, replay.response(), finalTtl));
 		}
 		else {
 			releaseFast(key, token);
 		}
+	}
+
+	// By the durable tier's own clock when it reports the lifetime, less the time since
+	// it was asked (it measured no earlier than that), so that the application's clock,
+	// however skewed, cannot lengthen the copy's life.
+	private Duration remainingLifetime(AcquireResult.Replay replay, long askedAt) {
+		Duration timeToLive = replay.timeToLive();
+		if (timeToLive == null) {
+			return Duration.between(this.clock.instant(), replay.expiresAt());
+		}
+		return timeToLive.minusNanos(System.nanoTime() - askedAt);
 	}
 
 	@Override

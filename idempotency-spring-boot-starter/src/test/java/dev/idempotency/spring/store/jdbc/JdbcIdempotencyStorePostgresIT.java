@@ -38,10 +38,10 @@ import javax.sql.DataSource;
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import org.junit.jupiter.api.AfterAll;
@@ -313,7 +313,7 @@ class JdbcIdempotencyStorePostgresIT {
 	}
 
 	@Test
-	void unreadableResponseFailsClosed() {
+	void unreadableResponseIsAnsweredAsUnreadableUntilTheRecordExpires() {
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
@@ -321,11 +321,14 @@ class JdbcIdempotencyStorePostgresIT {
 		store.complete(key, token, response("fine"), TTL);
 		jdbc.update("UPDATE idempotency_record SET response = '\\x00ff00ff'::bytea WHERE id = ?",
 				(Object) key.digest());
-		assertThatThrownBy(() -> store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL))
-			.isInstanceOf(IdempotencyStoreException.class)
-			.hasCauseInstanceOf(StoredResponseFormatException.class);
-		assertThatThrownBy(() -> store.find(key)).isInstanceOf(IdempotencyStoreException.class)
-			.hasCauseInstanceOf(StoredResponseFormatException.class);
+		// the request did complete: it is neither run again nor refused as an outage
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+				AcquireResult.Replay.class,
+				(replay) -> assertThat(replay.response()).isEqualTo(StoredResponse.unreadable()));
+		assertThat(store.find(key)).hasValueSatisfying((record) -> {
+			assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED);
+			assertThat(record.response()).isEqualTo(StoredResponse.unreadable());
+		});
 		// a mismatching request is still answered: it needs no response
 		assertThat(store.acquire(key, fingerprint("b"), OwnerToken.generate(), LEASE, TTL))
 			.isInstanceOf(AcquireResult.Mismatch.class);

@@ -335,16 +335,19 @@ class RedisIdempotencyStoreStorageIT {
 	}
 
 	@Test
-	void completedRecordWithUndecodableResponseFailsClosed() {
+	void completedRecordWithUndecodableResponseIsAnsweredAsUnreadable() {
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
 		byte[] encoded = new StoredResponseCodec().encode(this.response);
 		for (byte[] corrupt : List.of(new byte[0], Arrays.copyOf(encoded, encoded.length - 1),
 				new byte[] { (byte) 0xEE, 1, 2, 3 })) {
 			set(key, record('C', this.fingerprint, token, corrupt));
-			assertThatExceptionOfType(IdempotencyStoreException.class)
-				.isThrownBy(() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL));
-			assertThatExceptionOfType(IdempotencyStoreException.class).isThrownBy(() -> this.store.find(key));
+			// the request did complete: it is neither run again nor refused as an outage
+			assertThat(this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+				.isInstanceOfSatisfying(AcquireResult.Replay.class,
+						(replay) -> assertThat(replay.response()).isEqualTo(StoredResponse.unreadable()));
+			assertThat(this.store.find(key))
+				.hasValueSatisfying((found) -> assertThat(found.response()).isEqualTo(StoredResponse.unreadable()));
 		}
 		// the record itself is left for an operator to inspect or evict
 		assertThat(this.store.evict(key)).isTrue();

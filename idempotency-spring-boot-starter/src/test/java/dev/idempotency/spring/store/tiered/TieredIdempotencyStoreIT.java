@@ -22,6 +22,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 
@@ -51,6 +52,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -181,6 +183,36 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	}
 
 	@Test
+	void rewarmedCopyNeverOutlivesTheDurableRecordWhateverTheApplicationClockSays() {
+		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(6);
+		// a record with ten minutes left in PostgreSQL, and none in Redis
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(this.durable.acquire(key, fingerprint, owner, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(owner));
+		assertThat(this.durable.complete(key, owner, RESPONSE, TTL)).isTrue();
+		// the application's clock is six hours behind the database's; retries ask for 24h
+		MutableClock behind = new MutableClock();
+		behind.advance(Duration.ofHours(-6));
+		TieredIdempotencyStore skewed = tiered(this.fast, this.durable);
+		skewed.setClock(behind);
+		assertThat(skewed.acquire(key, fingerprint, OwnerToken.generate(), LEASE, Duration.ofHours(24)))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		// PostgreSQL's remaining lifetime first, then the copy's: the copy has no more
+		long durableMillis = new JdbcTemplate(dataSource).queryForObject(
+				"SELECT ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM idempotency_record WHERE id = ?",
+				Long.class, (Object) key.digest());
+		long copyMillis;
+		try (RedisConnection connection = redis.getConnection()) {
+			copyMillis = connection.keyCommands().pTtl(redisKey(key));
+		}
+		// only the time a command takes to reach Redis may be added to the copy's life
+		assertThat(copyMillis).isPositive().isLessThanOrEqualTo(durableMillis + 2_000);
+		assertThat(copyMillis).isGreaterThan(TTL.minusMinutes(2).toMillis());
+	}
+
+	@Test
 	void unreachableRedisFallsBackToPostgresqlAndOpensBreaker() throws IOException {
 		LettuceConnectionFactory unreachable = unreachableRedis();
 		try {
@@ -237,6 +269,11 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 		factory.afterPropertiesSet();
 		factory.start();
 		return factory;
+	}
+
+	private static byte[] redisKey(IdempotencyKey key) {
+		return (PREFIX + "{" + Base64.getUrlEncoder().withoutPadding().encodeToString(key.digest()) + "}")
+			.getBytes(StandardCharsets.UTF_8);
 	}
 
 	private static void deleteRedisKeys() {

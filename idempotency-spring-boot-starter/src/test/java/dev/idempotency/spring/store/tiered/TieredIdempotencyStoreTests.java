@@ -22,6 +22,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.HttpHeader;
@@ -36,6 +37,7 @@ import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import org.jspecify.annotations.Nullable;
@@ -556,6 +558,49 @@ class TieredIdempotencyStoreTests {
 		assertThat(this.fastMemory.find(this.key)).isEmpty();
 	}
 
+	@Test
+	void damagedFastCopyIsReplayedFromTheDurableTierAndDropped() {
+		completeFirstRequest();
+		TieredIdempotencyStore tiered = new TieredIdempotencyStore(new UnreadableResponses(this.fastMemory),
+				this.durable);
+		this.journal.clear();
+		assertThat(tiered.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.journal).containsExactly("durable.find");
+		// dropped, so that the next request copies the intact record back
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.fastMemory.find(this.key))
+			.hasValueSatisfying((record) -> assertThat(record.response()).isEqualTo(RESPONSE));
+	}
+
+	@Test
+	void damagedCopiesInBothTiersAreAnsweredAsUnreadable() {
+		completeFirstRequest();
+		TieredIdempotencyStore tiered = new TieredIdempotencyStore(new UnreadableResponses(this.fastMemory),
+				new UnreadableResponses(this.durableMemory));
+		assertThat(tiered.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(StoredResponse.unreadable()));
+		assertThat(this.fastMemory.find(this.key)).isPresent();
+	}
+
+	@Test
+	void unreadableDurableRecordIsNotCopiedIntoTheFastTier() {
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		TieredIdempotencyStore tiered = new TieredIdempotencyStore(this.fast,
+				new UnreadableResponses(this.durableMemory));
+		this.journal.clear();
+		assertThat(tiered.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(StoredResponse.unreadable()));
+		assertThat(this.journal).containsExactly("fast.acquire", "fast.release");
+		assertThat(this.fastMemory.find(this.key)).isEmpty();
+	}
+
 	private void completeFirstRequest() {
 		OwnerToken token = OwnerToken.generate();
 		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
@@ -594,6 +639,57 @@ class TieredIdempotencyStoreTests {
 		@Override
 		public void onBreakerStateChange(CircuitBreakerState from, CircuitBreakerState to) {
 			this.transitions.add(from + "->" + to);
+		}
+
+	}
+
+	/**
+	 * A store whose completed records have responses that cannot be decoded, as a store
+	 * reports a damaged record.
+	 */
+	private static final class UnreadableResponses implements IdempotencyStore {
+
+		private final IdempotencyStore delegate;
+
+		UnreadableResponses(IdempotencyStore delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+				Duration lease, Duration ttl) {
+			AcquireResult result = this.delegate.acquire(key, fingerprint, token, lease, ttl);
+			return (result instanceof AcquireResult.Replay replay)
+					? new AcquireResult.Replay(StoredResponse.unreadable(), replay.expiresAt(), replay.timeToLive())
+					: result;
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+			return this.delegate.complete(key, token, response, ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, OwnerToken token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+			return this.delegate.extend(key, token, lease);
+		}
+
+		@Override
+		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+			return this.delegate.find(key)
+				.map((record) -> (record.response() != null) ? new IdempotencyRecord(record.key(), record.fingerprint(),
+						record.status(), record.owner(), record.createdAt(), record.leaseExpiresAt(),
+						record.expiresAt(), StoredResponse.unreadable(), record.timeToLive()) : record);
+		}
+
+		@Override
+		public boolean evict(IdempotencyKey key) {
+			return this.delegate.evict(key);
 		}
 
 	}
