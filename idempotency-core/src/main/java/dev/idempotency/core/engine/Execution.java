@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -71,7 +72,8 @@ public final class Execution implements AutoCloseable {
 
 	private final long beatPeriodNanos;
 
-	private final AtomicBoolean beating = new AtomicBoolean();
+	// the beat running now, if any
+	private final AtomicReference<@Nullable Beat> beat = new AtomicReference<>();
 
 	private volatile long nextBeatNanos;
 
@@ -102,23 +104,32 @@ public final class Execution implements AutoCloseable {
 
 	/**
 	 * Claim the beat that is due at the given time, unless the execution has ended, the
-	 * beat is not due yet, or the previous beat is still running.
+	 * beat is not due yet, or the previous beat is still running and younger than a
+	 * period. A previous beat older than a period is abandoned (and interrupted): the
+	 * lease it was renewing is two thirds gone, and waiting for it would let it lapse.
 	 * @param now the current {@link System#nanoTime()}
-	 * @return whether the caller must run {@link #beat()}
+	 * @return the beat the caller must run, or {@code null}
 	 */
-	boolean claimBeat(long now) {
-		if (this.finished.get() || now - this.nextBeatNanos < 0 || !this.beating.compareAndSet(false, true)) {
-			return false;
+	@Nullable Beat claimBeat(long now) {
+		if (this.finished.get() || now - this.nextBeatNanos < 0) {
+			return null;
+		}
+		Beat running = this.beat.get();
+		if (running != null && now - running.startedNanos < this.beatPeriodNanos) {
+			return null;
+		}
+		Beat next = new Beat(now);
+		if (!this.beat.compareAndSet(running, next)) {
+			return null;
+		}
+		if (running != null) {
+			logger.warning(() -> "Heartbeat of key '" + this.key + "' has not returned for "
+					+ TimeUnit.NANOSECONDS.toMillis(now - running.startedNanos)
+					+ " ms: abandoning it and starting the next one");
+			running.interrupt();
 		}
 		this.nextBeatNanos = now + this.beatPeriodNanos;
-		return true;
-	}
-
-	/**
-	 * Mark the claimed beat as done without running it.
-	 */
-	void beatDone() {
-		this.beating.set(false);
+		return next;
 	}
 
 	/**
@@ -260,20 +271,6 @@ public final class Execution implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * Extend the lease, after {@link #claimBeat(long)}.
-	 */
-	void beat() {
-		try {
-			if (!this.finished.get()) {
-				extendLease();
-			}
-		}
-		finally {
-			beatDone();
-		}
-	}
-
 	private void extendLease() {
 		try {
 			Duration lease = this.policy.lockTimeout();
@@ -303,6 +300,53 @@ public final class Execution implements AutoCloseable {
 			Thread.currentThread().interrupt();
 			return false;
 		}
+	}
+
+	/**
+	 * One renewal of the lease, run on a beat thread after {@link #claimBeat(long)}.
+	 */
+	final class Beat implements Runnable {
+
+		private final long startedNanos;
+
+		private volatile @Nullable Thread thread;
+
+		Beat(long startedNanos) {
+			this.startedNanos = startedNanos;
+		}
+
+		@Override
+		public void run() {
+			// a pooled thread may carry the interrupt meant for an abandoned beat
+			Thread.interrupted();
+			this.thread = Thread.currentThread();
+			try {
+				if (!Execution.this.finished.get()) {
+					extendLease();
+				}
+			}
+			finally {
+				this.thread = null;
+				Thread.interrupted();
+				abandon();
+			}
+		}
+
+		/**
+		 * Let the next sweep start another beat, unless a newer one already replaced this
+		 * one.
+		 */
+		void abandon() {
+			Execution.this.beat.compareAndSet(this, null);
+		}
+
+		void interrupt() {
+			Thread running = this.thread;
+			if (running != null) {
+				running.interrupt();
+			}
+		}
+
 	}
 
 }

@@ -19,10 +19,14 @@ package dev.idempotency.core.engine;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jspecify.annotations.Nullable;
 
@@ -32,14 +36,23 @@ import org.jspecify.annotations.Nullable;
  * A scheduled task per execution would cost every request a lock, a heap insertion and a
  * removal in the scheduler's queue, and often a wake-up of a scheduler thread, although
  * nearly every handler ends long before its first beat. Instead an execution joins a set
- * when it starts and leaves it when it ends, and one periodic sweep runs the beats that
- * are due on the scheduler's threads.
+ * when it starts and leaves it when it ends, and one periodic sweep hands the beats that
+ * are due to a pool of beat threads.
  * <p>
  * The sweep runs {@value #SWEEPS_PER_PERIOD} times per shortest beat period seen so far,
  * so a beat is late by a quarter of its period at most: with a period of a third of the
- * lease, every beat happens within 5/12 of the lease after the previous one. A beat still
- * running when the next one falls due (a slow store) is not doubled: the next sweep tries
- * again.
+ * lease, every beat happens within 5/12 of the lease after the previous one.
+ * <p>
+ * <b>A stuck renewal delays only its own key.</b> The sweep never calls the store: every
+ * beat runs on a thread of its own from the beat pool, so a store call that hangs (a
+ * paused server, a dead connection without a socket time-out, a pool waiting for a
+ * connection) holds one thread and one key. A beat still running when the next one falls
+ * due is left alone for one period (it is not doubled); a beat older than a period has
+ * outlived its usefulness (the lease it was renewing is two thirds gone), so it is
+ * abandoned, interrupted, and the next beat starts beside it. The pool grows to
+ * {@value #MAX_BEAT_THREADS} threads; past that a due beat waits for the next sweep. Idle
+ * beat threads end after a minute, so an engine whose handlers end before their first
+ * beat keeps none.
  * <p>
  * Thread-safe.
  *
@@ -49,9 +62,13 @@ final class Heartbeats {
 
 	static final int SWEEPS_PER_PERIOD = 4;
 
+	static final int MAX_BEAT_THREADS = 256;
+
 	private static final long MIN_SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
 	private final Set<Execution> running = ConcurrentHashMap.newKeySet();
+
+	private final ThreadPoolExecutor beats;
 
 	private volatile long sweepNanos = Long.MAX_VALUE;
 
@@ -62,6 +79,13 @@ final class Heartbeats {
 
 	Heartbeats(ScheduledExecutorService scheduler) {
 		this.scheduler = Objects.requireNonNull(scheduler, "'scheduler' must not be null");
+		AtomicInteger count = new AtomicInteger();
+		this.beats = new ThreadPoolExecutor(0, MAX_BEAT_THREADS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				(runnable) -> {
+					Thread thread = new Thread(runnable, "idempotency-beat-" + count.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
 	}
 
 	/**
@@ -78,8 +102,8 @@ final class Heartbeats {
 	}
 
 	/**
-	 * Stop beating for an execution. A beat already handed to the scheduler may still
-	 * run; the execution ignores it once it has ended.
+	 * Stop beating for an execution. A beat already running may still finish; the
+	 * execution ignores it once it has ended.
 	 * @param execution the execution
 	 */
 	void stop(Execution execution) {
@@ -87,7 +111,7 @@ final class Heartbeats {
 	}
 
 	/**
-	 * Use another scheduler for the sweep and the beats.
+	 * Use another scheduler for the sweep.
 	 * @param scheduler the scheduler
 	 */
 	synchronized void setScheduler(ScheduledExecutorService scheduler) {
@@ -103,7 +127,7 @@ final class Heartbeats {
 	}
 
 	/**
-	 * Stop the sweep. Running executions lose their heartbeat.
+	 * Stop the sweep and the beat threads. Running executions lose their heartbeat.
 	 */
 	synchronized void shutdown() {
 		ScheduledFuture<?> current = this.sweep;
@@ -112,6 +136,7 @@ final class Heartbeats {
 			this.sweep = null;
 		}
 		this.sweepNanos = Long.MAX_VALUE;
+		this.beats.shutdownNow();
 	}
 
 	/**
@@ -120,6 +145,14 @@ final class Heartbeats {
 	 */
 	int size() {
 		return this.running.size();
+	}
+
+	/**
+	 * Return the executor of the beats, for tests.
+	 * @return the executor
+	 */
+	Executor beats() {
+		return this.beats;
 	}
 
 	private synchronized void schedule(long interval) {
@@ -140,15 +173,18 @@ final class Heartbeats {
 		}
 	}
 
-	private void sweep() {
+	void sweep() {
 		long now = System.nanoTime();
 		for (Execution execution : this.running) {
-			if (execution.claimBeat(now)) {
+			Execution.Beat beat = execution.claimBeat(now);
+			if (beat != null) {
 				try {
-					this.scheduler.execute(execution::beat);
+					this.beats.execute(beat);
 				}
 				catch (RejectedExecutionException ex) {
-					execution.beatDone();
+					// every beat thread is busy (or the engine closed): the next sweep
+					// tries again
+					beat.abandon();
 				}
 			}
 		}

@@ -44,8 +44,9 @@ import dev.idempotency.core.store.IdempotencyStoreException;
  * non-storable statuses, the wait for in-flight duplicates, the store-failure mode and
  * the heartbeat.
  * <p>
- * Thread-safe. The engine owns a small scheduler for heartbeats unless one is given;
- * {@link #close()} stops the one it owns.
+ * Thread-safe. The engine owns a one-thread scheduler for the heartbeat sweep unless one
+ * is given, and a pool of beat threads, so that a renewal stuck in the store delays only
+ * its own key; {@link #close()} stops what it owns.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -102,8 +103,10 @@ public final class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Use the given scheduler for heartbeats instead of the engine's own, which is shut
-	 * down. The caller keeps responsibility for the given scheduler's lifecycle.
+	 * Use the given scheduler for the heartbeat sweep instead of the engine's own, which
+	 * is shut down. The sweep only hands due beats to the engine's beat threads; it never
+	 * calls the store. The caller keeps responsibility for the given scheduler's
+	 * lifecycle.
 	 * @param scheduler the scheduler, never {@code null}
 	 */
 	public void setHeartbeatScheduler(ScheduledExecutorService scheduler) {
@@ -223,7 +226,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 
 	private static ScheduledExecutorService newScheduler() {
 		AtomicInteger count = new AtomicInteger();
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(2, (runnable) -> {
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (runnable) -> {
 			Thread thread = new Thread(runnable, "idempotency-heartbeat-" + count.incrementAndGet());
 			thread.setDaemon(true);
 			return thread;
