@@ -63,8 +63,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * retries, concurrent duplicates on several instances, reused keys with another body,
  * gateway failures and their retries) while injecting faults (Redis cut on one or all
  * instances, Redis slowed down, PostgreSQL cut, Redis or PostgreSQL paused with their
- * connections held open, an instance killed with {@code SIGKILL} and restarted), then settles every unfinished key with retries and checks the database
- * for double executions and the client log for mismatched replays.
+ * connections held open, an instance killed with {@code SIGKILL} and restarted), then
+ * settles every unfinished key with retries and checks the database for double executions
+ * and the client log for mismatched replays.
  * <p>
  * Arguments ({@code --name=value}): {@code duration} (10m), {@code instances} (3),
  * {@code concurrency} (8), {@code faults} (true), {@code fault-interval} (20s),
@@ -382,15 +383,14 @@ public final class SoakDriver {
 			}
 			else if (dice == 4) {
 				// a hang, not a refusal: connections stay open and nothing comes back
-				fault("redis-pause", "Redis paused (connections held open) for instance %d for %s", node.index,
-						length);
+				fault("redis-pause", "Redis paused (connections held open) for instance %d for %s", node.index, length);
 				node.redis.pause();
 				pause(length);
 				node.redis.resume();
 			}
 			else if (dice == 5) {
-				fault("postgres-pause", "PostgreSQL paused (connections held open) for instance %d for %s",
-						node.index, length);
+				fault("postgres-pause", "PostgreSQL paused (connections held open) for instance %d for %s", node.index,
+						length);
 				node.postgres.pause();
 				pause(length);
 				node.postgres.resume();

@@ -21,7 +21,12 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
@@ -37,6 +42,8 @@ import dev.idempotency.core.store.IdempotencyStoreException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.beans.factory.DisposableBean;
 
 /**
  * {@link IdempotencyStore} made of two stores: a fast one (typically Redis) that answers
@@ -85,7 +92,7 @@ import org.jspecify.annotations.Nullable;
  * @author Idempotency contributors
  * @since 0.1.0
  */
-public final class TieredIdempotencyStore implements IdempotencyStore {
+public final class TieredIdempotencyStore implements IdempotencyStore, DisposableBean {
 
 	private static final Log logger = LogFactory.getLog(TieredIdempotencyStore.class);
 
@@ -103,6 +110,9 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 
 	// lookup claims registered between two sweeps of the ones past their record's expiry
 	private static final int SWEEP_INTERVAL = 1024;
+
+	// fast-tier renewals under way at once; past that a renewal is skipped (and counted)
+	private static final int MAX_FAST_RENEWAL_THREADS = 256;
 
 	private final IdempotencyStore fast;
 
@@ -122,6 +132,11 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 	private final Map<OwnerToken, LookupClaim> lookupClaims = new ConcurrentHashMap<>();
 
 	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
+
+	// owners whose fast-tier renewal is under way
+	private final Set<OwnerToken> fastRenewals = ConcurrentHashMap.newKeySet();
+
+	private final ThreadPoolExecutor fastRenewalExecutor = newFastRenewalExecutor();
 
 	/**
 	 * Create a tiered store.
@@ -545,9 +560,43 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		}
 		boolean extended = this.durable.extend(key, token, lease);
 		if (extended && permitFast(EXTEND)) {
-			tryFast(EXTEND, () -> this.fast.extend(key, token, lease));
+			extendFastInBackground(key, token, lease);
 		}
 		return extended;
+	}
+
+	// The durable lease is renewed: the fast tier's renewal is best effort and must never
+	// hold up the next durable renewal, so it runs on a thread of its own, one at a time
+	// per owner. A fast tier that hangs then holds one thread per running execution at
+	// most; its claims run out with their TTL, and duplicates fall through to the durable
+	// tier, which still holds the live lease.
+	private void extendFastInBackground(IdempotencyKey key, OwnerToken token, Duration lease) {
+		if (!this.fastRenewals.add(token)) {
+			skipped(EXTEND);
+			return;
+		}
+		try {
+			this.fastRenewalExecutor.execute(() -> {
+				try {
+					tryFast(EXTEND, () -> this.fast.extend(key, token, lease));
+				}
+				finally {
+					this.fastRenewals.remove(token);
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			this.fastRenewals.remove(token);
+			skipped(EXTEND);
+		}
+	}
+
+	/**
+	 * Stop the threads of the fast tier's background renewals.
+	 */
+	@Override
+	public void destroy() {
+		this.fastRenewalExecutor.shutdownNow();
 	}
 
 	@Override
@@ -672,6 +721,16 @@ public final class TieredIdempotencyStore implements IdempotencyStore {
 		}
 		this.breaker.onSuccess();
 		return result;
+	}
+
+	private static ThreadPoolExecutor newFastRenewalExecutor() {
+		AtomicInteger count = new AtomicInteger();
+		return new ThreadPoolExecutor(0, MAX_FAST_RENEWAL_THREADS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				(runnable) -> {
+					Thread thread = new Thread(runnable, "idempotency-fast-renewal-" + count.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
 	}
 
 	private static long saturatedNanos(Duration duration) {

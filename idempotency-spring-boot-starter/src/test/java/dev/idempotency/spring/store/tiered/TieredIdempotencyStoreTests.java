@@ -24,6 +24,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
@@ -471,8 +472,10 @@ class TieredIdempotencyStoreTests {
 		Instant before = this.fastMemory.find(this.key).orElseThrow().leaseExpiresAt();
 		this.journal.clear();
 		assertThat(this.store.extend(this.key, owner, LEASE)).isTrue();
+		// the fast tier's renewal runs in the background, after the durable one
+		awaitUntil(() -> this.journal.contains("fast.extend"));
 		assertThat(this.journal).containsExactly("durable.extend", "fast.extend");
-		assertThat(this.fastMemory.find(this.key).orElseThrow().leaseExpiresAt()).isAfter(before);
+		awaitUntil(() -> this.fastMemory.find(this.key).orElseThrow().leaseExpiresAt().isAfter(before));
 	}
 
 	@Test
@@ -502,7 +505,22 @@ class TieredIdempotencyStoreTests {
 		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
 		this.fast.setFailing("extend", true);
 		assertThat(this.store.extend(this.key, owner, LEASE)).isTrue();
+		awaitUntil(() -> !this.listener.fallbacks.isEmpty());
 		assertThat(this.listener.fallbacks).containsExactly("extend:failed");
+	}
+
+	private static void awaitUntil(BooleanSupplier condition) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+		while (!condition.getAsBoolean()) {
+			assertThat(System.nanoTime()).as("condition met in time").isLessThan(deadline);
+			try {
+				Thread.sleep(5);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
+		}
 	}
 
 	@Test
