@@ -36,6 +36,7 @@ import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletRequestListener;
 
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -123,6 +124,12 @@ public final class IdempotencyAutoConfiguration {
 	HandlerMappingEndpointResolver idempotentEndpointResolver(IdempotencyProperties properties,
 			EndpointPolicies policies) {
 		return new HandlerMappingEndpointResolver(policies, new PolicyMapper(properties).endpointRules(policies));
+	}
+
+	@Bean
+	ClientTimeoutWarnings idempotencyClientTimeoutWarnings(ListableBeanFactory beanFactory,
+			IdempotencyProperties properties) {
+		return new ClientTimeoutWarnings(beanFactory, properties);
 	}
 
 	@Bean
