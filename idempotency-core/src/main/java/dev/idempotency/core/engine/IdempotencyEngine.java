@@ -172,7 +172,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
 			long remainingNanos = deadline - System.nanoTime();
 			if (remainingNanos <= 0) {
-				return new Decision.InProgress(retryAfter(inProgress.retryAfter()));
+				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress.retryAfter()));
 			}
 			long sleepMillis = Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(remainingNanos) + 1);
 			try {
@@ -180,7 +180,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				return new Decision.InProgress(retryAfter(inProgress.retryAfter()));
+				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress.retryAfter()));
 			}
 			pollMillis = Math.min(MAX_POLL_MILLIS, pollMillis * 2);
 		}
@@ -194,6 +194,14 @@ public final class IdempotencyEngine implements AutoCloseable {
 		}
 		logger.log(Level.WARNING, ex, () -> "Store unavailable: refusing key '" + key + "' (fail-closed)");
 		return new Decision.Unavailable(retryAfter(policy.unavailableRetryAfter()), ex);
+	}
+
+	// the remaining lease only bounds the hint: a handler usually ends long before its
+	// lease, and a retry told to wait out the lease would wait for nothing
+	private static Duration inProgressRetryAfter(IdempotencyPolicy policy, Duration remainingLease) {
+		Duration hint = retryAfter(policy.inProgressRetryAfter());
+		Duration lease = Duration.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), remainingLease.getSeconds()));
+		return (hint.compareTo(lease) < 0) ? hint : lease;
 	}
 
 	// Retry-After carries whole seconds: round up, at least one

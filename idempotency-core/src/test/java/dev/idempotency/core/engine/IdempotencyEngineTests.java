@@ -44,6 +44,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
@@ -98,6 +99,46 @@ class IdempotencyEngineTests {
 		Duration retryAfter = ((Decision.InProgress) duplicate).retryAfter();
 		assertThat(retryAfter.getNano()).isZero();
 		assertThat(retryAfter).isBetween(Duration.ofSeconds(1), POLICY.lockTimeout());
+	}
+
+	@Test
+	void inProgressRetryAfterIsOneSecondByDefaultNotTheRemainingLease() {
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), POLICY);
+		assertThat(((Decision.InProgress) duplicate).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void inProgressRetryAfterIsConfigurableInWholeSeconds() {
+		IdempotencyKey key = newKey();
+		IdempotencyPolicy policy = IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ofMillis(4200)).build();
+		execute(key, "a", policy);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), policy);
+		assertThat(((Decision.InProgress) duplicate).retryAfter()).isEqualTo(Duration.ofSeconds(5));
+		IdempotencyPolicy zero = IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ZERO).build();
+		Decision again = this.engine.begin(key, fingerprint("a"), zero);
+		assertThat(((Decision.InProgress) again).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void inProgressRetryAfterIsNeverLongerThanTheRemainingLease() {
+		IdempotencyKey key = newKey();
+		IdempotencyPolicy policy = IdempotencyPolicy.builder()
+			.lockTimeout(Duration.ofSeconds(3))
+			.inProgressRetryAfter(Duration.ofMinutes(1))
+			.build();
+		execute(key, "a", policy);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), policy);
+		// the lease is 3 seconds and a heartbeat may just have renewed it
+		assertThat(((Decision.InProgress) duplicate).retryAfter()).isBetween(Duration.ofSeconds(1),
+				Duration.ofSeconds(3));
+	}
+
+	@Test
+	void negativeInProgressRetryAfterIsRefused() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ofSeconds(-1)).build());
 	}
 
 	@Test
