@@ -95,11 +95,13 @@ public final class IdempotencyEngine implements AutoCloseable {
 
 	/**
 	 * Set the listener told about decisions and completions. Defaults to
-	 * {@link IdempotencyListener#NONE}.
+	 * {@link IdempotencyListener#NONE}. A listener that throws is logged and otherwise
+	 * ignored: it never changes a decision or an outcome, and never leaves a key held.
 	 * @param listener the listener, never {@code null}
 	 */
 	public void setListener(IdempotencyListener listener) {
-		this.listener = Objects.requireNonNull(listener, "'listener' must not be null");
+		Objects.requireNonNull(listener, "'listener' must not be null");
+		this.listener = (listener == IdempotencyListener.NONE) ? listener : new IsolatingListener(listener);
 	}
 
 	/**
@@ -170,7 +172,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
 			long remainingNanos = deadline - System.nanoTime();
 			if (remainingNanos <= 0) {
-				return new Decision.InProgress(retryAfter(inProgress.retryAfter()));
+				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress.retryAfter()));
 			}
 			long sleepMillis = Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(remainingNanos) + 1);
 			try {
@@ -178,7 +180,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				return new Decision.InProgress(retryAfter(inProgress.retryAfter()));
+				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress.retryAfter()));
 			}
 			pollMillis = Math.min(MAX_POLL_MILLIS, pollMillis * 2);
 		}
@@ -192,6 +194,14 @@ public final class IdempotencyEngine implements AutoCloseable {
 		}
 		logger.log(Level.WARNING, ex, () -> "Store unavailable: refusing key '" + key + "' (fail-closed)");
 		return new Decision.Unavailable(retryAfter(policy.unavailableRetryAfter()), ex);
+	}
+
+	// the remaining lease only bounds the hint: a handler usually ends long before its
+	// lease, and a retry told to wait out the lease would wait for nothing
+	private static Duration inProgressRetryAfter(IdempotencyPolicy policy, Duration remainingLease) {
+		Duration hint = retryAfter(policy.inProgressRetryAfter());
+		Duration lease = Duration.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), remainingLease.getSeconds()));
+		return (hint.compareTo(lease) < 0) ? hint : lease;
 	}
 
 	// Retry-After carries whole seconds: round up, at least one
@@ -233,6 +243,66 @@ public final class IdempotencyEngine implements AutoCloseable {
 		});
 		executor.setRemoveOnCancelPolicy(true);
 		return executor;
+	}
+
+	/**
+	 * Calls a listener so that its failure stays its own: an exception thrown after the
+	 * store granted a key would otherwise escape before the caller got the execution, and
+	 * the key would stay held by a heartbeat nobody ends.
+	 */
+	private static final class IsolatingListener implements IdempotencyListener {
+
+		private final IdempotencyListener delegate;
+
+		IsolatingListener(IdempotencyListener delegate) {
+			this.delegate = delegate;
+		}
+
+		@Override
+		public void onDecision(IdempotencyKey key, IdempotencyPolicy policy, Decision decision) {
+			try {
+				this.delegate.onDecision(key, policy, decision);
+			}
+			catch (RuntimeException ex) {
+				failed("onDecision", key, ex);
+			}
+		}
+
+		@Override
+		public void onCompletion(IdempotencyKey key, IdempotencyPolicy policy, CompletionOutcome outcome) {
+			try {
+				this.delegate.onCompletion(key, policy, outcome);
+			}
+			catch (RuntimeException ex) {
+				failed("onCompletion", key, ex);
+			}
+		}
+
+		@Override
+		public void onOwnershipLost(IdempotencyKey key, IdempotencyPolicy policy) {
+			try {
+				this.delegate.onOwnershipLost(key, policy);
+			}
+			catch (RuntimeException ex) {
+				failed("onOwnershipLost", key, ex);
+			}
+		}
+
+		@Override
+		public void onStoreFailure(IdempotencyKey key, String operation, IdempotencyStoreException failure) {
+			try {
+				this.delegate.onStoreFailure(key, operation, failure);
+			}
+			catch (RuntimeException ex) {
+				failed("onStoreFailure", key, ex);
+			}
+		}
+
+		private void failed(String method, IdempotencyKey key, RuntimeException ex) {
+			logger.log(Level.WARNING, ex, () -> "Listener " + this.delegate.getClass().getName() + " failed in "
+					+ method + " for key '" + key + "'; ignoring it");
+		}
+
 	}
 
 }

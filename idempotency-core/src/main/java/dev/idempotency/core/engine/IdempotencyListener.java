@@ -21,7 +21,10 @@ import dev.idempotency.core.store.IdempotencyStoreException;
 
 /**
  * Callback for events of the engine, for metrics and logs. Methods are called on the
- * request's or the heartbeat's thread and must return quickly and never throw.
+ * request's or the heartbeat's thread and must return quickly. They should not throw; if
+ * one does, the engine logs the exception at {@code WARNING} with the listener's class
+ * and carries on: a listener never changes a decision or an outcome, and never leaves a
+ * key held.
  * <p>
  * The key is passed for correlation in logs; implementations must not use it as a metric
  * tag (its cardinality is unbounded).

@@ -36,11 +36,15 @@ import java.util.Objects;
  * so that a retry runs the handler again
  * @param unavailableRetryAfter the {@code Retry-After} advertised when the store is
  * unavailable
+ * @param inProgressRetryAfter the {@code Retry-After} advertised to a duplicate of a
+ * request still in progress; never more than the owner's remaining lease, at least one
+ * second
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout, Duration inFlightWait,
-		StoreFailureMode onStoreFailure, StatusSet nonStorableStatuses, Duration unavailableRetryAfter) {
+		StoreFailureMode onStoreFailure, StatusSet nonStorableStatuses, Duration unavailableRetryAfter,
+		Duration inProgressRetryAfter) {
 
 	/**
 	 * Name of the policy used when an endpoint names none.
@@ -61,6 +65,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * @param onStoreFailure what to do when the store fails
 	 * @param nonStorableStatuses statuses that release the key
 	 * @param unavailableRetryAfter the {@code Retry-After} when the store is unavailable
+	 * @param inProgressRetryAfter the {@code Retry-After} for a duplicate in progress
 	 * @throws IllegalArgumentException if a duration is out of range or the TTL is
 	 * shorter than the lock timeout
 	 */
@@ -72,6 +77,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		Objects.requireNonNull(onStoreFailure, "'onStoreFailure' must not be null");
 		Objects.requireNonNull(nonStorableStatuses, "'nonStorableStatuses' must not be null");
 		Objects.requireNonNull(unavailableRetryAfter, "'unavailableRetryAfter' must not be null");
+		Objects.requireNonNull(inProgressRetryAfter, "'inProgressRetryAfter' must not be null");
 		if (lockTimeout.compareTo(MIN_LOCK_TIMEOUT) < 0) {
 			throw new IllegalArgumentException("policy '" + name + "': lock timeout " + lockTimeout
 					+ " is shorter than the minimum " + MIN_LOCK_TIMEOUT);
@@ -80,7 +86,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 			throw new IllegalArgumentException(
 					"policy '" + name + "': ttl " + ttl + " must not be shorter than the lock timeout " + lockTimeout);
 		}
-		if (inFlightWait.isNegative() || unavailableRetryAfter.isNegative()) {
+		if (inFlightWait.isNegative() || unavailableRetryAfter.isNegative() || inProgressRetryAfter.isNegative()) {
 			throw new IllegalArgumentException("policy '" + name + "': durations must not be negative");
 		}
 	}
@@ -89,7 +95,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * Return a builder with the defaults: name {@value #DEFAULT_NAME}, TTL 24 hours, lock
 	 * timeout 30 seconds, no in-flight wait, fail closed,
 	 * {@link StatusSet#DEFAULT_NON_STORABLE}, {@code Retry-After} of 1 second when
-	 * unavailable.
+	 * unavailable and when in progress.
 	 * @return a new builder
 	 */
 	public static Builder builder() {
@@ -122,6 +128,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		private StatusSet nonStorableStatuses = StatusSet.DEFAULT_NON_STORABLE;
 
 		private Duration unavailableRetryAfter = Duration.ofSeconds(1);
+
+		private Duration inProgressRetryAfter = Duration.ofSeconds(1);
 
 		private Builder() {
 		}
@@ -197,13 +205,24 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		}
 
 		/**
+		 * Set the {@code Retry-After} advertised to a duplicate of a request still in
+		 * progress. The engine never advertises more than the owner's remaining lease.
+		 * @param inProgressRetryAfter the delay
+		 * @return this builder
+		 */
+		public Builder inProgressRetryAfter(Duration inProgressRetryAfter) {
+			this.inProgressRetryAfter = inProgressRetryAfter;
+			return this;
+		}
+
+		/**
 		 * Build the policy.
 		 * @return the policy
 		 * @throws IllegalArgumentException if the settings are inconsistent
 		 */
 		public IdempotencyPolicy build() {
 			return new IdempotencyPolicy(this.name, this.ttl, this.lockTimeout, this.inFlightWait, this.onStoreFailure,
-					this.nonStorableStatuses, this.unavailableRetryAfter);
+					this.nonStorableStatuses, this.unavailableRetryAfter, this.inProgressRetryAfter);
 		}
 
 	}

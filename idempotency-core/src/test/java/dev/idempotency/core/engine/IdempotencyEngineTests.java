@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
@@ -97,6 +99,46 @@ class IdempotencyEngineTests {
 		Duration retryAfter = ((Decision.InProgress) duplicate).retryAfter();
 		assertThat(retryAfter.getNano()).isZero();
 		assertThat(retryAfter).isBetween(Duration.ofSeconds(1), POLICY.lockTimeout());
+	}
+
+	@Test
+	void inProgressRetryAfterIsOneSecondByDefaultNotTheRemainingLease() {
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), POLICY);
+		assertThat(((Decision.InProgress) duplicate).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void inProgressRetryAfterIsConfigurableInWholeSeconds() {
+		IdempotencyKey key = newKey();
+		IdempotencyPolicy policy = IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ofMillis(4200)).build();
+		execute(key, "a", policy);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), policy);
+		assertThat(((Decision.InProgress) duplicate).retryAfter()).isEqualTo(Duration.ofSeconds(5));
+		IdempotencyPolicy zero = IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ZERO).build();
+		Decision again = this.engine.begin(key, fingerprint("a"), zero);
+		assertThat(((Decision.InProgress) again).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
+	void inProgressRetryAfterIsNeverLongerThanTheRemainingLease() {
+		IdempotencyKey key = newKey();
+		IdempotencyPolicy policy = IdempotencyPolicy.builder()
+			.lockTimeout(Duration.ofSeconds(3))
+			.inProgressRetryAfter(Duration.ofMinutes(1))
+			.build();
+		execute(key, "a", policy);
+		Decision duplicate = this.engine.begin(key, fingerprint("a"), policy);
+		// the lease is 3 seconds and a heartbeat may just have renewed it
+		assertThat(((Decision.InProgress) duplicate).retryAfter()).isBetween(Duration.ofSeconds(1),
+				Duration.ofSeconds(3));
+	}
+
+	@Test
+	void negativeInProgressRetryAfterIsRefused() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ofSeconds(-1)).build());
 	}
 
 	@Test
@@ -249,6 +291,66 @@ class IdempotencyEngineTests {
 				Instant.now().plus(POLICY.ttl()).plusSeconds(1));
 	}
 
+	@Test
+	void throwingListenerNeitherChangesTheOutcomeNorHoldsTheKey() {
+		ThrowingListener listener = new ThrowingListener();
+		this.engine.setListener(listener);
+		IdempotencyKey key = newKey();
+		Execution execution = execute(key, "a", POLICY);
+		StoredResponse response = response(201, "created");
+		assertThat(execution.complete(response)).isEqualTo(CompletionOutcome.STORED);
+		assertThat(this.memory.find(key))
+			.hasValueSatisfying((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+		Decision retry = this.engine.begin(key, fingerprint("a"), POLICY);
+		assertThat(retry).isInstanceOf(Decision.Replay.class);
+		assertThat(((Decision.Replay) retry).response()).isEqualTo(response);
+		assertThat(listener.calls).containsExactly("decision", "completion", "decision");
+	}
+
+	@Test
+	void throwingListenerLetsAFailedHandlerReleaseTheKey() {
+		ThrowingListener listener = new ThrowingListener();
+		this.engine.setListener(listener);
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY).close();
+		assertThat(this.memory.find(key)).isEmpty();
+		execute(key, "a", POLICY).release();
+		assertThat(this.memory.find(key)).isEmpty();
+	}
+
+	@Test
+	void throwingListenerDoesNotChangeStoreFailureDecisions() {
+		ThrowingListener listener = new ThrowingListener();
+		this.engine.setListener(listener);
+		this.store.failAcquire = true;
+		assertThat(this.engine.begin(newKey(), fingerprint("a"), POLICY)).isInstanceOf(Decision.Unavailable.class);
+		this.store.failAcquire = false;
+		IdempotencyKey key = newKey();
+		Execution execution = execute(key, "a", POLICY);
+		this.store.failComplete = 1;
+		assertThat(execution.complete(response(201, "ok"))).isEqualTo(CompletionOutcome.STORED);
+		assertThat(this.engine.begin(key, fingerprint("a"), POLICY)).isInstanceOf(Decision.Replay.class);
+		assertThat(listener.calls).contains("store-failure:acquire", "store-failure:complete");
+	}
+
+	@Test
+	void throwingListenerIsToldOfLostOwnershipAndTheExecutionIsFenced() throws Exception {
+		ThrowingListener listener = new ThrowingListener();
+		this.engine.setListener(listener);
+		IdempotencyKey key = newKey();
+		this.store.failExtend = true;
+		Execution old = execute(key, "a", SHORT_LEASE);
+		Thread.sleep(700);
+		try (IdempotencyEngine other = new IdempotencyEngine(this.memory)) {
+			Execution current = execute(other, key, "a", SHORT_LEASE);
+			this.store.failExtend = false;
+			awaitOwnershipLost(old);
+			assertThat(old.complete(response(200, "late"))).isEqualTo(CompletionOutcome.FENCED);
+			assertThat(current.complete(response(201, "current"))).isEqualTo(CompletionOutcome.STORED);
+		}
+		assertThat(listener.calls).contains("store-failure:extend", "ownership-lost");
+	}
+
 	private Execution execute(IdempotencyKey key, String fingerprint, IdempotencyPolicy policy) {
 		return execute(this.engine, key, fingerprint, policy);
 	}
@@ -284,6 +386,40 @@ class IdempotencyEngineTests {
 
 	private static byte[] bytes(String text) {
 		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+	/**
+	 * Listener that records each call and then throws, as a broken metrics or tracing
+	 * listener would.
+	 */
+	static final class ThrowingListener implements IdempotencyListener {
+
+		final List<String> calls = new CopyOnWriteArrayList<>();
+
+		@Override
+		public void onDecision(IdempotencyKey key, IdempotencyPolicy policy, Decision decision) {
+			this.calls.add("decision");
+			throw new IllegalStateException("listener failed on decision");
+		}
+
+		@Override
+		public void onCompletion(IdempotencyKey key, IdempotencyPolicy policy, CompletionOutcome outcome) {
+			this.calls.add("completion");
+			throw new IllegalStateException("listener failed on completion");
+		}
+
+		@Override
+		public void onOwnershipLost(IdempotencyKey key, IdempotencyPolicy policy) {
+			this.calls.add("ownership-lost");
+			throw new IllegalStateException("listener failed on ownership lost");
+		}
+
+		@Override
+		public void onStoreFailure(IdempotencyKey key, String operation, IdempotencyStoreException failure) {
+			this.calls.add("store-failure:" + operation);
+			throw new IllegalStateException("listener failed on store failure");
+		}
+
 	}
 
 	/**

@@ -17,6 +17,7 @@
 package dev.idempotency.spring.autoconfigure;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.engine.CompletionOutcome;
@@ -24,13 +25,18 @@ import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 /**
- * An {@link IdempotencyListener} that tells several others, in order.
+ * An {@link IdempotencyListener} that tells several others, in order. One that throws is
+ * logged and skipped, so the others are still told.
  *
  * @author Idempotency contributors
  */
 final class CompositeIdempotencyListener implements IdempotencyListener {
+
+	private static final Log logger = LogFactory.getLog(CompositeIdempotencyListener.class);
 
 	private final IdempotencyListener[] listeners;
 
@@ -40,29 +46,33 @@ final class CompositeIdempotencyListener implements IdempotencyListener {
 
 	@Override
 	public void onDecision(IdempotencyKey key, IdempotencyPolicy policy, Decision decision) {
-		for (IdempotencyListener listener : this.listeners) {
-			listener.onDecision(key, policy, decision);
-		}
+		tellEach("onDecision", key, (listener) -> listener.onDecision(key, policy, decision));
 	}
 
 	@Override
 	public void onCompletion(IdempotencyKey key, IdempotencyPolicy policy, CompletionOutcome outcome) {
-		for (IdempotencyListener listener : this.listeners) {
-			listener.onCompletion(key, policy, outcome);
-		}
+		tellEach("onCompletion", key, (listener) -> listener.onCompletion(key, policy, outcome));
 	}
 
 	@Override
 	public void onOwnershipLost(IdempotencyKey key, IdempotencyPolicy policy) {
-		for (IdempotencyListener listener : this.listeners) {
-			listener.onOwnershipLost(key, policy);
-		}
+		tellEach("onOwnershipLost", key, (listener) -> listener.onOwnershipLost(key, policy));
 	}
 
 	@Override
 	public void onStoreFailure(IdempotencyKey key, String operation, IdempotencyStoreException failure) {
+		tellEach("onStoreFailure", key, (listener) -> listener.onStoreFailure(key, operation, failure));
+	}
+
+	private void tellEach(String method, IdempotencyKey key, Consumer<IdempotencyListener> call) {
 		for (IdempotencyListener listener : this.listeners) {
-			listener.onStoreFailure(key, operation, failure);
+			try {
+				call.accept(listener);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Listener " + listener.getClass().getName() + " failed in " + method + " for key '" + key
+						+ "'; ignoring it", ex);
+			}
 		}
 	}
 

@@ -99,6 +99,12 @@ public class IdempotencyProperties {
 	private Duration unavailableRetryAfter = Duration.ofSeconds(1);
 
 	/**
+	 * Retry-After advertised with 409 to a duplicate of a request still in progress,
+	 * never more than the remaining lease and at least one second.
+	 */
+	private Duration inProgressRetryAfter = Duration.ofSeconds(1);
+
+	/**
 	 * Name of a request header whose value scopes keys (for example a tenant set by a
 	 * gateway). When absent from a request, keys are scoped by the authenticated
 	 * principal, else global.
@@ -140,8 +146,8 @@ public class IdempotencyProperties {
 	/**
 	 * Named policies, selected with @Idempotent("name"), each overriding any of the
 	 * global ttl, lock-timeout, in-flight-wait, max-request-body, max-response-body,
-	 * on-store-failure, non-storable-statuses, unavailable-retry-after, min-ttl, max-ttl
-	 * and fingerprint settings.
+	 * on-store-failure, non-storable-statuses, unavailable-retry-after,
+	 * in-progress-retry-after, min-ttl, max-ttl and fingerprint settings.
 	 */
 	private final Map<String, Policy> policies = new LinkedHashMap<>();
 
@@ -239,6 +245,14 @@ public class IdempotencyProperties {
 
 	public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
 		this.unavailableRetryAfter = unavailableRetryAfter;
+	}
+
+	public Duration getInProgressRetryAfter() {
+		return this.inProgressRetryAfter;
+	}
+
+	public void setInProgressRetryAfter(Duration inProgressRetryAfter) {
+		this.inProgressRetryAfter = inProgressRetryAfter;
 	}
 
 	public @Nullable String getScopeHeader() {
@@ -542,6 +556,11 @@ public class IdempotencyProperties {
 		private @Nullable Duration unavailableRetryAfter;
 
 		/**
+		 * Retry-After advertised with 409 to a duplicate of a request still in progress.
+		 */
+		private @Nullable Duration inProgressRetryAfter;
+
+		/**
 		 * Shortest TTL a client may ask for.
 		 */
 		private @Nullable Duration minTtl;
@@ -615,6 +634,14 @@ public class IdempotencyProperties {
 
 		public void setUnavailableRetryAfter(@Nullable Duration unavailableRetryAfter) {
 			this.unavailableRetryAfter = unavailableRetryAfter;
+		}
+
+		public @Nullable Duration getInProgressRetryAfter() {
+			return this.inProgressRetryAfter;
+		}
+
+		public void setInProgressRetryAfter(@Nullable Duration inProgressRetryAfter) {
+			this.inProgressRetryAfter = inProgressRetryAfter;
 		}
 
 		public @Nullable Duration getMinTtl() {

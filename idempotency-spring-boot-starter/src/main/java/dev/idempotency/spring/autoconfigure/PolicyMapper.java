@@ -117,6 +117,9 @@ final class PolicyMapper {
 		checkNotNegative(name(prefix, "in-flight-wait", policy.getInFlightWait()), inFlightWait);
 		Duration retryAfter = pick(policy.getUnavailableRetryAfter(), global.getUnavailableRetryAfter());
 		checkNotNegative(name(prefix, "unavailable-retry-after", policy.getUnavailableRetryAfter()), retryAfter);
+		Duration inProgressRetryAfter = pick(policy.getInProgressRetryAfter(), global.getInProgressRetryAfter());
+		checkNotNegative(name(prefix, "in-progress-retry-after", policy.getInProgressRetryAfter()),
+				inProgressRetryAfter);
 		String statuses = pick(policy.getNonStorableStatuses(), global.getNonStorableStatuses());
 		StatusSet nonStorable;
 		try {
@@ -161,7 +164,7 @@ final class PolicyMapper {
 			}
 		}
 		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, inFlightWait, onStoreFailure,
-				nonStorable, retryAfter);
+				nonStorable, retryAfter, inProgressRetryAfter);
 		RequestFingerprinter fingerprinter;
 		try {
 			fingerprinter = fingerprinters.apply(new FingerprintSettings(name, json == JsonMode.CANONICAL, pointers));

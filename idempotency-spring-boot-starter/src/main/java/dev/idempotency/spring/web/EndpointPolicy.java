@@ -113,7 +113,8 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 			return this.policy;
 		}
 		return new IdempotencyPolicy(this.policy.name(), ttl, this.policy.lockTimeout(), this.policy.inFlightWait(),
-				this.policy.onStoreFailure(), this.policy.nonStorableStatuses(), this.policy.unavailableRetryAfter());
+				this.policy.onStoreFailure(), this.policy.nonStorableStatuses(), this.policy.unavailableRetryAfter(),
+				this.policy.inProgressRetryAfter());
 	}
 
 }

@@ -104,6 +104,7 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(policy.policy().ttl()).isEqualTo(Duration.ofHours(24));
 			assertThat(policy.policy().lockTimeout()).isEqualTo(Duration.ofSeconds(30));
 			assertThat(policy.policy().inFlightWait()).isZero();
+			assertThat(policy.policy().inProgressRetryAfter()).isEqualTo(Duration.ofSeconds(1));
 			assertThat(policy.policy().onStoreFailure()).isEqualTo(StoreFailureMode.FAIL_CLOSED);
 			assertThat(policy.policy().nonStorableStatuses()).isEqualTo(StatusSet.DEFAULT_NON_STORABLE);
 			assertThat(policy.maxRequestBody()).isEqualTo(1024 * 1024);
@@ -119,6 +120,7 @@ class IdempotencyAutoConfigurationTests {
 		this.runner
 			.withPropertyValues("idempotency.ttl=2h", "idempotency.policies.payments.ttl=48h",
 					"idempotency.policies.payments.in-flight-wait=2s",
+					"idempotency.policies.payments.in-progress-retry-after=3s",
 					"idempotency.policies.payments.max-request-body=64KB",
 					"idempotency.policies.payments.on-store-failure=fail-open",
 					"idempotency.policies.payments.non-storable-statuses=5xx",
@@ -134,6 +136,7 @@ class IdempotencyAutoConfigurationTests {
 				assertThat(payments.policy().ttl()).isEqualTo(Duration.ofHours(48));
 				assertThat(payments.policy().lockTimeout()).isEqualTo(Duration.ofSeconds(30));
 				assertThat(payments.policy().inFlightWait()).isEqualTo(Duration.ofSeconds(2));
+				assertThat(payments.policy().inProgressRetryAfter()).isEqualTo(Duration.ofSeconds(3));
 				assertThat(payments.policy().onStoreFailure()).isEqualTo(StoreFailureMode.FAIL_OPEN);
 				assertThat(payments.policy().nonStorableStatuses().contains(503)).isTrue();
 				assertThat(payments.policy().nonStorableStatuses().contains(429)).isFalse();
@@ -261,6 +264,8 @@ class IdempotencyAutoConfigurationTests {
 		assertInvalid("idempotency.policies.p.max-response-body", "between 0 and 67108864 bytes",
 				"idempotency.policies.p.max-response-body=100MB");
 		assertInvalid("idempotency.in-flight-wait", "must not be negative", "idempotency.in-flight-wait=-1s");
+		assertInvalid("idempotency.policies.p.in-progress-retry-after", "must not be negative",
+				"idempotency.policies.p.in-progress-retry-after=-1s");
 		assertInvalid("idempotency.endpoints[0].policy", "not configured", "idempotency.endpoints[0].path=/x",
 				"idempotency.endpoints[0].policy=nope");
 		assertInvalid("idempotency.endpoints[0].path", "must be set", "idempotency.endpoints[0].methods=POST");
