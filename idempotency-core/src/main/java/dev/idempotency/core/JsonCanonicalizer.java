@@ -56,10 +56,11 @@ import tools.jackson.core.json.JsonReadFeature;
  * elements for other pointers.</li>
  * </ul>
  * A document is not canonicalised (the caller falls back to its raw bytes) when it is not
- * strict JSON, holds anything after the first value, nests objects and arrays deeper than
- * {@value #MAX_DEPTH} levels, or has an object with the same member name twice (which
- * parsers resolve differently, so no single meaning can be canonicalised), counting
- * members at excluded locations too.
+ * strict JSON in well-formed UTF-8 (no overlong forms, encoded surrogates, truncated
+ * sequences, {@code NUL} bytes or byte order mark), holds anything after the first value,
+ * nests objects and arrays deeper than {@value #MAX_DEPTH} levels, or has an object with
+ * the same member name twice (which parsers resolve differently, so no single meaning can
+ * be canonicalised), counting members at excluded locations too.
  * <p>
  * Objects are written in place as they arrive; an object whose members did not arrive in
  * order is rewritten once it ends, moving the byte ranges of its members. Nothing is
@@ -152,6 +153,9 @@ final class JsonCanonicalizer {
 	static boolean canonicalize(FingerprintWorkspace workspace, byte[] body, int length,
 			@Nullable JsonPointerTree exclusions) {
 		workspace.json.reset();
+		if (!isStrictUtf8(body, length)) {
+			return false;
+		}
 		// the canonical form is never longer than the document (it drops whitespace and
 		// never escapes more than the document must), so this is the only allocation
 		workspace.json.ensure(length);
@@ -168,6 +172,77 @@ final class JsonCanonicalizer {
 		catch (JacksonException | NotCanonicalException ex) {
 			return false;
 		}
+	}
+
+	/**
+	 * Whether a document is well-formed UTF-8 that Jackson's parser reads as UTF-8, which
+	 * is how Spring's JSON converter decodes it too. Jackson accepts overlong forms
+	 * ({@code C0 AF} for {@code /}) and encoded surrogates, and detects UTF-16 and UTF-32
+	 * from {@code NUL} bytes; a byte order mark is skipped by Jackson but not by a
+	 * handler that reads the body as a string. Such documents have no single meaning, so
+	 * they are not canonicalised. Strict JSON never holds a raw {@code NUL}.
+	 * @param body the document
+	 * @param length the number of bytes of the document, from index 0
+	 * @return {@code true} if the document is well-formed UTF-8 without {@code NUL} bytes
+	 * or a leading byte order mark
+	 */
+	static boolean isStrictUtf8(byte[] body, int length) {
+		if (length >= 3 && body[0] == (byte) 0xEF && body[1] == (byte) 0xBB && body[2] == (byte) 0xBF) {
+			return false;
+		}
+		int i = 0;
+		while (i < length) {
+			int b = body[i];
+			if (b > 0) {
+				i++;
+				continue;
+			}
+			if (b == 0) {
+				return false;
+			}
+			b &= 0xFF;
+			// ranges of the second byte from RFC 3629 section 4, which exclude overlong
+			// forms, surrogates and code points beyond U+10FFFF
+			if (b >= 0xC2 && b <= 0xDF) {
+				if (i + 1 >= length || !isContinuation(body[i + 1])) {
+					return false;
+				}
+				i += 2;
+			}
+			else if (b >= 0xE0 && b <= 0xEF) {
+				if (i + 2 >= length) {
+					return false;
+				}
+				int second = body[i + 1] & 0xFF;
+				int low = (b == 0xE0) ? 0xA0 : 0x80;
+				int high = (b == 0xED) ? 0x9F : 0xBF;
+				if (second < low || second > high || !isContinuation(body[i + 2])) {
+					return false;
+				}
+				i += 3;
+			}
+			else if (b >= 0xF0 && b <= 0xF4) {
+				if (i + 3 >= length) {
+					return false;
+				}
+				int second = body[i + 1] & 0xFF;
+				int low = (b == 0xF0) ? 0x90 : 0x80;
+				int high = (b == 0xF4) ? 0x8F : 0xBF;
+				if (second < low || second > high || !isContinuation(body[i + 2]) || !isContinuation(body[i + 3])) {
+					return false;
+				}
+				i += 4;
+			}
+			else {
+				// a continuation byte without a lead, C0, C1 or F5 to FF
+				return false;
+			}
+		}
+		return true;
+	}
+
+	private static boolean isContinuation(byte b) {
+		return (b & 0xC0) == 0x80;
 	}
 
 	private void value(JsonToken token, @Nullable JsonPointerTree node, int depth) {

@@ -60,13 +60,14 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>JSON bodies</h2> When {@link #setCanonicalizeJson(boolean) canonicalisation} is on
  * (the default), the content type is JSON ({@code application/json} or
- * {@code application/*+json}, in any case and with any parameters) and Jackson
- * ({@code tools.jackson.core:jackson-core}) is on the class path, the body is replaced by
- * its canonical form: members of objects sorted by name, no insignificant whitespace,
- * strings with the fewest escapes, numbers exactly as written (so {@code 1.0} and
- * {@code 1.00} differ and no number is ever rounded), and the values at the
- * {@link #setExcludedJsonPointers(List) excluded JSON Pointers} left out. Key order,
- * whitespace and the way a string is escaped then no longer change the fingerprint.
+ * {@code application/*+json}, in any case) without a {@code charset} parameter or with
+ * {@code charset=utf-8}, and Jackson ({@code tools.jackson.core:jackson-core}) is on the
+ * class path, the body is replaced by its canonical form: members of objects sorted by
+ * name, no insignificant whitespace, strings with the fewest escapes, numbers exactly as
+ * written (so {@code 1.0} and {@code 1.00} differ and no number is ever rounded), and the
+ * values at the {@link #setExcludedJsonPointers(List) excluded JSON Pointers} left out.
+ * Key order, whitespace and the way a string is escaped then no longer change the
+ * fingerprint.
  * <p>
  * Precisely: members are sorted by comparing their unescaped names code point by code
  * point; strings and names are decoded and written as UTF-8, escaping only {@code "},
@@ -77,11 +78,19 @@ import org.jspecify.annotations.Nullable;
  * sent (so excluding {@code /items/0} does not renumber the other elements for other
  * pointers).
  * <p>
+ * The canonical form is read as UTF-8, which is how the application decodes such a body
+ * too. A JSON body declared in another charset is decoded by the application with that
+ * charset, where bytes that are one character in UTF-8 may be several (the bytes
+ * {@code C3 A9} are one character in UTF-8, two in ISO-8859-1), so it is hashed as raw
+ * bytes; the content type, with its charset, is part of the fingerprint anyway.
+ * <p>
  * A body is fingerprinted as raw bytes instead, exactly as with canonicalisation off,
- * when it is empty, is not strict JSON, has anything after its first value, nests objects
- * and arrays more than 256 levels deep, or repeats a member name within one object
- * (parsers disagree on what that means). This never fails: no body makes
- * {@link #fingerprint(FingerprintInput)} throw.
+ * when it is empty, is not strict JSON, is not well-formed UTF-8 (overlong forms such as
+ * {@code C0 AF} for {@code /}, encoded surrogates, truncated sequences, bytes that never
+ * occur in UTF-8, {@code NUL}, or a leading byte order mark), has anything after its
+ * first value, nests objects and arrays more than 256 levels deep, or repeats a member
+ * name within one object (parsers disagree on what that means). This never fails: no body
+ * makes {@link #fingerprint(FingerprintInput)} throw.
  * <p>
  * Every application instance that shares a store must compute fingerprints the same way:
  * with the same settings, and either all with Jackson or all without it, since without it
@@ -225,7 +234,7 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 			MessageDigest digest = workspace.digest;
 			ByteBuffer body = input.body();
 			int length = body.remaining();
-			if (length > 0 && settings.canonicalizeJson() && JSON_SUPPORTED && isJson(input.contentType())) {
+			if (length > 0 && settings.canonicalizeJson() && JSON_SUPPORTED && isUtf8Json(input.contentType())) {
 				byte[] bytes = workspace.body(length);
 				// absolute bulk get: the caller's buffer position stays where it is
 				body.get(body.position(), bytes, 0, length);
@@ -333,6 +342,96 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 		int subtypeLength = end - subtype;
 		return (subtypeLength == 4 && contentType.regionMatches(true, subtype, "json", 0, 4))
 				|| (subtypeLength > 5 && contentType.regionMatches(true, end - 5, "+json", 0, 5));
+	}
+
+	/**
+	 * Whether a content type is JSON ({@link #isJson(String)}) that Spring's JSON
+	 * converter decodes as UTF-8: without a {@code charset} parameter, or with
+	 * {@code charset=utf-8} (in any case, quoted or not). With another charset the
+	 * handler sees characters that the canonical form, which is read as UTF-8, would not
+	 * tell apart, so such a body is hashed raw; so is one with parameters that do not
+	 * parse.
+	 * @param contentType the content type or {@code null}
+	 * @return {@code true} for JSON decoded as UTF-8
+	 */
+	static boolean isUtf8Json(@Nullable String contentType) {
+		return isJson(contentType) && declaresUtf8OrNoCharset(contentType);
+	}
+
+	private static boolean declaresUtf8OrNoCharset(String contentType) {
+		int length = contentType.length();
+		int i = contentType.indexOf(';');
+		if (i < 0) {
+			return true;
+		}
+		while (i < length) {
+			// at a ';': a parameter follows, name '=' (token | quoted-string)
+			int nameStart = skipWhitespace(contentType, i + 1);
+			int nameEnd = nameStart;
+			while (nameEnd < length && contentType.charAt(nameEnd) != '=' && contentType.charAt(nameEnd) != ';') {
+				nameEnd++;
+			}
+			if (nameEnd == length || contentType.charAt(nameEnd) == ';') {
+				// nothing but whitespace is an empty parameter; a name without a value
+				// is malformed
+				if (skipWhitespace(contentType, nameStart) != nameEnd) {
+					return false;
+				}
+				i = nameEnd;
+				continue;
+			}
+			boolean charset = isCharsetName(contentType, nameStart, nameEnd);
+			int valueStart = skipWhitespace(contentType, nameEnd + 1);
+			int valueEnd;
+			int next;
+			if (valueStart < length && contentType.charAt(valueStart) == '"') {
+				int end = valueStart + 1;
+				while (end < length && contentType.charAt(end) != '"') {
+					end += (contentType.charAt(end) == '\\') ? 2 : 1;
+				}
+				if (end >= length) {
+					return false;
+				}
+				valueStart++;
+				valueEnd = end;
+				next = skipWhitespace(contentType, end + 1);
+				if (next < length && contentType.charAt(next) != ';') {
+					return false;
+				}
+			}
+			else {
+				next = valueStart;
+				while (next < length && contentType.charAt(next) != ';') {
+					next++;
+				}
+				valueEnd = next;
+				while (valueEnd > valueStart && isWhitespace(contentType.charAt(valueEnd - 1))) {
+					valueEnd--;
+				}
+			}
+			if (charset
+					&& !(valueEnd - valueStart == 5 && contentType.regionMatches(true, valueStart, "utf-8", 0, 5))) {
+				return false;
+			}
+			i = next;
+		}
+		return true;
+	}
+
+	private static boolean isCharsetName(String contentType, int start, int end) {
+		int nameEnd = end;
+		while (nameEnd > start && isWhitespace(contentType.charAt(nameEnd - 1))) {
+			nameEnd--;
+		}
+		return nameEnd - start == 7 && contentType.regionMatches(true, start, "charset", 0, 7);
+	}
+
+	private static int skipWhitespace(String text, int from) {
+		int i = from;
+		while (i < text.length() && isWhitespace(text.charAt(i))) {
+			i++;
+		}
+		return i;
 	}
 
 	private static boolean isWhitespace(char c) {

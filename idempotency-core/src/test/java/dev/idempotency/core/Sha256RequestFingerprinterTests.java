@@ -328,6 +328,81 @@ class Sha256RequestFingerprinterTests {
 	}
 
 	@Test
+	void hashesJsonDeclaredInAnotherCharsetAsRawBytes() {
+		// Spring decodes such a body with the declared charset: in ISO-8859-1 the bytes
+		// C3 A9 are two characters and the escape \u00e9 is one, so they are different
+		// requests although both are the same document once decoded as UTF-8
+		String latin1 = "application/json; charset=ISO-8859-1";
+		FingerprintInput twoCharacters = input("POST", "/p", null, latin1, List.of(), bytes("{\"a\":\"\u00e9\"}"));
+		FingerprintInput oneCharacter = input("POST", "/p", null, latin1, List.of(), bytes("{\"a\":\"\\u00e9\"}"));
+		assertThat(this.fingerprinter.fingerprint(twoCharacters))
+			.isNotEqualTo(this.fingerprinter.fingerprint(oneCharacter));
+		for (String contentType : List.of(latin1, "application/json;charset=windows-1252",
+				"application/json; charset=UTF-16", "application/json; charset=utf8",
+				"application/problem+json; charset=\"ISO-8859-1\"", "application/json; charset=utf-8; charset=latin1",
+				"application/json; x=\"a;b\"; charset=us-ascii", "application/json; charset=\"utf-8",
+				"application/json; charset", "application/json; charset=\"utf\\-8\"")) {
+			FingerprintInput first = input("POST", "/p", null, contentType, List.of(), bytes("{\"a\":1,\"b\":2}"));
+			FingerprintInput second = input("POST", "/p", null, contentType, List.of(), bytes("{\"b\":2,\"a\":1}"));
+			assertThat(this.fingerprinter.fingerprint(first)).as(contentType)
+				.isNotEqualTo(this.fingerprinter.fingerprint(second))
+				.isEqualTo(raw().fingerprint(first));
+		}
+	}
+
+	@Test
+	void canonicalisesJsonDeclaredAsUtf8() {
+		for (String contentType : List.of("application/json;charset=utf-8", "application/json; Charset=\"UTF-8\"",
+				"application/json; version=2; charset=utf-8", "application/json; x=\"charset=latin1\"",
+				"application/json; x=\"a\\\";charset=latin1\"; charset=utf-8", "application/json ; charset = UTF-8 ",
+				"application/json;")) {
+			FingerprintInput first = input("POST", "/p", null, contentType, List.of(), bytes("{\"a\":1,\"b\":2}"));
+			FingerprintInput second = input("POST", "/p", null, contentType, List.of(), bytes("{\"b\":2,\"a\":1}"));
+			assertThat(this.fingerprinter.fingerprint(first)).as(contentType)
+				.isEqualTo(this.fingerprinter.fingerprint(second));
+		}
+	}
+
+	@Test
+	void hashesInvalidUtf8AsRawBytes() {
+		// overlong forms of '/', a surrogate, beyond U+10FFFF, bytes that never occur,
+		// truncated sequences, a lone continuation byte
+		for (int[] sequence : new int[][] { { 0xC0, 0xAF }, { 0xC1, 0xBF }, { 0xE0, 0x80, 0xAF },
+				{ 0xF0, 0x80, 0x80, 0xAF }, { 0xED, 0xA0, 0x80 }, { 0xED, 0xBF, 0xBF }, { 0xF4, 0x90, 0x80, 0x80 },
+				{ 0xF5, 0x80, 0x80, 0x80 }, { 0xFE }, { 0xFF }, { 0xE2, 0x82 }, { 0xF0, 0x9F, 0x98 }, { 0xC3 },
+				{ 0x80 }, { 0xC3, 0xC3, 0xA9 } }) {
+			byte[] body = concat(bytes("{\"a\":\""), sequence, bytes("\"}"));
+			assertRawBytes(body);
+		}
+		assertRawBytes(concat(bytes("{\"a\":\"x\"}"), new int[] { 0xE2, 0x82 }));
+		// a byte order mark, and NUL (UTF-16 or UTF-32 would be detected by the parser)
+		assertRawBytes(concat(new int[] { 0xEF, 0xBB, 0xBF }, bytes("{\"a\":1}")));
+		assertRawBytes(concat(new int[] { 0x00, '{', 0x00, '}' }, new byte[0]));
+		assertRawBytes(concat(new int[] { '{', 0x00, '}', 0x00 }, new byte[0]));
+		// so the overlong slash is not the same request as a slash
+		assertThat(this.fingerprinter
+			.fingerprint(json(concat(bytes("{\"a\":\""), new int[] { 0xC0, 0xAF }, bytes("\"}")))))
+			.isNotEqualTo(this.fingerprinter.fingerprint(json("{\"a\":\"/\"}")));
+	}
+
+	@Test
+	void canonicalisesEveryValidUtf8Sequence() {
+		// the shortest and longest sequence of each length, and the code points around
+		// the
+		// surrogates, each the same as its escaped form
+		for (int codePoint : new int[] { 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000,
+				0x10FFFF }) {
+			String character = new String(Character.toChars(codePoint));
+			StringBuilder escaped = new StringBuilder();
+			for (char c : character.toCharArray()) {
+				escaped.append(String.format("\\u%04x", (int) c));
+			}
+			assertSameJson("{\"a\":\"" + character + "\",\"b\":1}", "{\"b\":1,\"a\":\"" + escaped + "\"}");
+			assertSameJson("{\"" + character + "\":1,\"b\":1}", "{\"b\":1,\"" + escaped + "\":1}");
+		}
+	}
+
+	@Test
 	void rawModeHashesBytesAsReceived() {
 		Sha256RequestFingerprinter raw = raw();
 		raw.setExcludedJsonPointers(List.of("/a"));
@@ -533,6 +608,26 @@ class Sha256RequestFingerprinterTests {
 	private static FingerprintInput input(String method, String path, @Nullable String query,
 			@Nullable String contentType, List<HttpHeader> headers, byte[] body) {
 		return FingerprintInput.of(method, path, query, contentType, headers, body, 0, body.length);
+	}
+
+	private static FingerprintInput json(byte[] body) {
+		return input("POST", "/payments", null, JSON, List.of(), body);
+	}
+
+	private static byte[] concat(byte[] first, int[] second, byte[]... rest) {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		out.writeBytes(first);
+		for (int b : second) {
+			out.write(b);
+		}
+		for (byte[] part : rest) {
+			out.writeBytes(part);
+		}
+		return out.toByteArray();
+	}
+
+	private static byte[] concat(int[] first, byte[] second) {
+		return concat(new byte[0], first, second);
 	}
 
 	private static byte[] bytes(String text) {

@@ -68,9 +68,10 @@ import org.springframework.web.util.UrlPathHelper;
  * <b>Per request.</b> A request whose method no idempotent mapping accepts is answered at
  * the cost of a set lookup. Otherwise its path is matched against the idempotent
  * {@link RequestMappingInfo}s only (never the application's other mappings): mappings
- * with literal paths are found by a hash lookup of the request path, mappings with
- * patterns are checked one by one. This reproduces Spring MVC's choice without a second
- * full handler lookup.
+ * with literal paths are found by a hash lookup of the request path with its case folded
+ * (so that a case-insensitive {@code PathPatternParser} is followed, as Spring MVC's
+ * fallback from its exact-path lookup does), mappings with patterns are checked one by
+ * one. This reproduces Spring MVC's choice without a second full handler lookup.
  * <p>
  * <b>Shadowing.</b> An idempotent pattern such as {@code /orders/{id}} may also match a
  * path that Spring MVC routes to a more specific, non-idempotent mapping such as
@@ -415,7 +416,10 @@ public final class HandlerMappingEndpointResolver
 				if (allDirect) {
 					directMappings.add(mapping);
 					for (String path : directPaths) {
-						direct.computeIfAbsent(path, (key) -> new ArrayList<>()).add(mapping);
+						List<Mapping> mappings = direct.computeIfAbsent(foldCase(path), (key) -> new ArrayList<>());
+						if (!mappings.contains(mapping)) {
+							mappings.add(mapping);
+						}
 					}
 				}
 				else {
@@ -435,6 +439,31 @@ public final class HandlerMappingEndpointResolver
 			this.byHandler = Map.copyOf(byHandler);
 		}
 
+		/**
+		 * Fold the case of a path as a case-insensitive {@code PathPatternParser}
+		 * compares literal text: character by character with
+		 * {@link Character#toLowerCase(char)}. Spring MVC falls back from its own
+		 * exact-path index to trying every mapping, which is how {@code /PAYMENTS}
+		 * reaches a mapping of {@code /payments}; keying this index by the folded path
+		 * finds the same mappings with one lookup, and their conditions then decide as
+		 * they do for Spring MVC, case-sensitive or not.
+		 * @param path the path
+		 * @return the folded path, the same instance if nothing changes
+		 */
+		static String foldCase(String path) {
+			for (int i = 0; i < path.length(); i++) {
+				char c = path.charAt(i);
+				if (Character.toLowerCase(c) != c) {
+					char[] chars = path.toCharArray();
+					for (int j = i; j < chars.length; j++) {
+						chars[j] = Character.toLowerCase(chars[j]);
+					}
+					return new String(chars);
+				}
+			}
+			return path;
+		}
+
 		boolean acceptsMethod(String method) {
 			return this.anyMethod || this.methods.contains(method);
 		}
@@ -444,7 +473,7 @@ public final class HandlerMappingEndpointResolver
 				.removeSemicolonContent(path.pathWithinApplication().value());
 			// an encoded path may still match a literal pattern once decoded
 			List<Mapping> direct = (lookupPath.indexOf('%') >= 0) ? this.withDirectPaths
-					: this.byDirectPath.getOrDefault(lookupPath, List.of());
+					: this.byDirectPath.getOrDefault(foldCase(lookupPath), List.of());
 			Match best = best(direct, request, null);
 			best = best(this.withPatterns, request, best);
 			if (best != null && !isShadowed(best, request)) {
