@@ -16,9 +16,12 @@
 
 package dev.idempotency.spring.client;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.io.SequenceInputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -29,6 +32,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -37,6 +42,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
@@ -58,17 +64,20 @@ import org.springframework.http.client.ClientHttpResponse;
  * (connection refused or reset, time-out) or answers one of the {@link #setRetryStatuses
  * retry statuses} (409, 429, 502, 503 and 504 by default), unless the response says it is
  * a replay ({@value #REPLAYED_HEADER}{@code : true}: a stored answer that a retry would
- * only repeat). Other statuses, a 500 among them, are returned at once. Retries stop
- * after {@link #setMaxAttempts max attempts} or when the {@link #setMaxElapsed time
- * budget} is spent; the caller then gets the last response, or the last
- * {@code IOException} is thrown.
+ * only repeat). A 409 is retried only when its body is a problem detail whose
+ * {@code type} ends with {@code /request-in-progress}; any other conflict is returned at
+ * once. Other statuses, a 500 among them, are returned at once. Retries stop after
+ * {@link #setMaxAttempts max attempts} or when the {@link #setMaxElapsed time budget} is
+ * spent; the caller then gets the last response, or the last {@code IOException} is
+ * thrown.
  * <p>
  * <b>Waits.</b> Before a retry the interceptor waits for the response's
  * {@code Retry-After} (delta-seconds or HTTP-date) when there is one, else for a "full
  * jitter" back-off: a random delay between zero and
  * {@code min(maxBackoff, initialBackoff * 2^(attempt - 1))}. A wait never goes past the
- * time budget, so no attempt starts after it. The body of a response that is retried is
- * drained (up to a small limit) and closed.
+ * time budget, so no attempt starts after it: a {@code Retry-After} longer than what is
+ * left of the budget returns its response at once. The body of a response that is retried
+ * is drained (up to a small limit) and closed.
  * <p>
  * Thread-safe: one instance may serve any number of concurrent requests. Configure it
  * before use. No argument may be {@code null} unless stated.
@@ -95,6 +104,12 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	private static final int MAX_DRAINED_BYTES = 64 * 1024;
 
 	private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(999_999_999L);
+
+	private static final int MAX_PROBLEM_BYTES = 8 * 1024;
+
+	private static final String REQUEST_IN_PROGRESS_SUFFIX = "/request-in-progress";
+
+	private static final Pattern PROBLEM_TYPE = Pattern.compile("\"type\"\\s*:\\s*\"([^\"\\\\]*)\"");
 
 	private volatile String keyHeader = DEFAULT_KEY_HEADER;
 
@@ -315,6 +330,14 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			if (!statuses.contains(status) || isReplay(response)) {
 				return response;
 			}
+			if (status == 409) {
+				// another conflict (a business rule, say) would only be repeated
+				PeekedResponse peeked = new PeekedResponse(response, MAX_PROBLEM_BYTES);
+				if (!isRequestInProgress(peeked.head())) {
+					return peeked;
+				}
+				response = peeked;
+			}
 			Duration delay = budget.nextDelay(attempt, retryAfter(response.getHeaders()));
 			if (delay == null) {
 				return response;
@@ -344,6 +367,18 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			}
 		}
 		return true;
+	}
+
+	/**
+	 * Tell whether the start of a 409's body is the problem detail of a request still in
+	 * progress: its {@code type} ends with {@value #REQUEST_IN_PROGRESS_SUFFIX}, whatever
+	 * the server's problem type base.
+	 * @param head the start of the body
+	 * @return whether a retry may find the request completed
+	 */
+	private static boolean isRequestInProgress(byte[] head) {
+		Matcher matcher = PROBLEM_TYPE.matcher(new String(head, StandardCharsets.UTF_8));
+		return matcher.find() && matcher.group(1).endsWith(REQUEST_IN_PROGRESS_SUFFIX);
 	}
 
 	private static boolean isReplay(ClientHttpResponse response) {
@@ -461,6 +496,55 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	}
 
 	/**
+	 * A response whose body start has been read, and is given back in front of the rest.
+	 */
+	private static final class PeekedResponse implements ClientHttpResponse {
+
+		private final ClientHttpResponse response;
+
+		private final byte[] head;
+
+		private final InputStream body;
+
+		PeekedResponse(ClientHttpResponse response, int limit) throws IOException {
+			this.response = response;
+			InputStream in = response.getBody();
+			this.head = in.readNBytes(limit);
+			this.body = new SequenceInputStream(new ByteArrayInputStream(this.head), in);
+		}
+
+		byte[] head() {
+			return this.head;
+		}
+
+		@Override
+		public HttpStatusCode getStatusCode() throws IOException {
+			return this.response.getStatusCode();
+		}
+
+		@Override
+		public String getStatusText() throws IOException {
+			return this.response.getStatusText();
+		}
+
+		@Override
+		public HttpHeaders getHeaders() {
+			return this.response.getHeaders();
+		}
+
+		@Override
+		public InputStream getBody() {
+			return this.body;
+		}
+
+		@Override
+		public void close() {
+			this.response.close();
+		}
+
+	}
+
+	/**
 	 * Attempts and time left to one logical request, and the waits between them.
 	 */
 	private static final class Budget {
@@ -504,7 +588,10 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				return null;
 			}
 			if (retryAfter != null) {
-				return Duration.ofNanos(Math.min(nanos(retryAfter), remaining));
+				// waiting out the budget would only delay the answer the caller gets
+				// anyway
+				long delay = nanos(retryAfter);
+				return (delay <= remaining) ? Duration.ofNanos(delay) : null;
 			}
 			long cap = Math.min(backoffCap(attempt), remaining);
 			RandomGenerator random = (this.random != null) ? this.random : ThreadLocalRandom.current();

@@ -160,7 +160,7 @@ class IdempotentRetryInterceptorTests {
 
 	@Test
 	void conflictIsRetriedAfterRetryAfterSeconds() {
-		this.server.replyInOrder(RetryTestServer.status(409, "Retry-After", "1"));
+		this.server.replyInOrder(RetryTestServer.inProgress("Retry-After", "1"));
 		assertThat(post()).isEqualTo(new Result(201, "created 1"));
 		assertThat(this.time.sleeps()).singleElement()
 			.satisfies((sleep) -> assertThat(sleep).isGreaterThanOrEqualTo(Duration.ofSeconds(1)))
@@ -199,16 +199,69 @@ class IdempotentRetryInterceptorTests {
 	}
 
 	@Test
-	void retryAfterIsCappedByTheRemainingTimeBudget() {
+	void retryAfterBeyondTheRemainingTimeBudgetReturnsTheResponseAtOnce() {
 		this.server.replyInOrder(RetryTestServer.status(503, "Retry-After", "86400"));
+		long start = System.nanoTime();
+		assertThat(post()).isEqualTo(new Result(503, "status 503"));
+		assertThat(this.time.sleeps()).isEmpty();
+		assertThat(this.server.received()).hasSize(1);
+		this.interceptor.setSleeper((duration) -> TimeUnit.NANOSECONDS.sleep(duration.toNanos()));
+		this.interceptor.setNanoTimeSource(System::nanoTime);
+		this.server.replyInOrder(RetryTestServer.status(503, "Retry-After", "86400"));
+		assertThat(post()).isEqualTo(new Result(503, "status 503"));
+		// with real time: no wait out of the 30 s budget (generous bound for a busy
+		// machine)
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+	}
+
+	@Test
+	void retryAfterWithinTheBudgetIsWaitedThenOneBeyondItIsReturned() {
+		this.server.replyInOrder(RetryTestServer.status(503, "Retry-After", "20"),
+				RetryTestServer.status(503, "Retry-After", "20"));
+		assertThat(post()).isEqualTo(new Result(503, "status 503"));
+		assertThat(this.time.sleeps()).containsExactly(Duration.ofSeconds(20));
+		assertThat(this.server.received()).hasSize(2);
+	}
+
+	@Test
+	void conflictThatIsNotRequestInProgressIsNotRetried() {
+		this.server.replyAlways(RetryTestServer.status(409, "Retry-After", "1"));
+		assertThat(post()).isEqualTo(new Result(409, "status 409"));
+		String otherType = "https://api.example.com/problems/insufficient-funds";
+		this.server.replyAlways(RetryTestServer.problem(409, otherType, "Retry-After", "1"));
+		assertThat(post()).isEqualTo(new Result(409, RetryTestServer.problemBody(409, otherType)));
+		String lookalike = "https://api.example.com/problems/request-in-progress-not";
+		this.server.replyAlways(RetryTestServer.problem(409, lookalike));
+		assertThat(post()).isEqualTo(new Result(409, RetryTestServer.problemBody(409, lookalike)));
+		assertThat(this.server.received()).hasSize(3);
+		assertThat(this.time.sleeps()).isEmpty();
+	}
+
+	@Test
+	void requestInProgressIsRetriedWhateverTheProblemTypeBase() {
+		this.server.replyInOrder(RetryTestServer.problem(409, "urn:example:problems/request-in-progress"));
 		assertThat(post()).isEqualTo(new Result(201, "created 1"));
-		assertThat(this.time.sleeps()).containsExactly(Duration.ofSeconds(30));
+		assertThat(this.server.received()).hasSize(2);
+	}
+
+	@Test
+	void conflictWithALargeBodyIsReturnedWhole() {
+		String body = "x".repeat(100_000);
+		this.server.replyAlways((exchange) -> {
+			byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+			exchange.sendResponseHeaders(409, bytes.length);
+			exchange.getResponseBody().write(bytes);
+			exchange.close();
+		});
+		assertThat(post()).isEqualTo(new Result(409, body));
+		assertThat(this.server.received()).hasSize(1);
 	}
 
 	@ParameterizedTest
 	@ValueSource(ints = { 409, 429, 502, 503, 504 })
 	void transientStatusIsRetriedWithTheSameKey(int status) {
-		this.server.replyInOrder(RetryTestServer.status(status), RetryTestServer.status(status));
+		RetryTestServer.Reply reply = (status == 409) ? RetryTestServer.inProgress() : RetryTestServer.status(status);
+		this.server.replyInOrder(reply, reply);
 		assertThat(post()).isEqualTo(new Result(201, "created 1"));
 		List<Received> received = this.server.received();
 		assertThat(received).hasSize(3);
@@ -269,12 +322,12 @@ class IdempotentRetryInterceptorTests {
 	void timeBudgetStopsRetriesAndReturnsTheLastResponse() {
 		this.interceptor.setMaxAttempts(100);
 		this.interceptor.setMaxElapsed(Duration.ofMillis(2500));
-		this.server.replyAlways(RetryTestServer.status(409, "Retry-After", "1"));
-		assertThat(post()).isEqualTo(new Result(409, "status 409"));
-		// waits at 0 s, 1 s and 2 s; the last one is cut to what is left of the budget
-		assertThat(this.time.sleeps()).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(1),
-				Duration.ofMillis(500));
-		assertThat(this.server.received()).hasSize(4);
+		this.server.replyAlways(RetryTestServer.inProgress("Retry-After", "1"));
+		assertThat(post())
+			.isEqualTo(new Result(409, RetryTestServer.problemBody(409, RetryTestServer.IN_PROGRESS_TYPE)));
+		// waits at 0 s and 1 s; at 2 s a 1 s wait would outlast the budget
+		assertThat(this.time.sleeps()).containsExactly(Duration.ofSeconds(1), Duration.ofSeconds(1));
+		assertThat(this.server.received()).hasSize(3);
 		singleKey(this.server.received());
 	}
 

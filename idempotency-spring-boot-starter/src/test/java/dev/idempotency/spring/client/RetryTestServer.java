@@ -60,6 +60,8 @@ final class RetryTestServer implements AutoCloseable {
 
 	private final AtomicInteger executions = new AtomicInteger();
 
+	static final String IN_PROGRESS_TYPE = "https://idempotency.dev/problems/request-in-progress";
+
 	private volatile Function<Received, Reply> plan = (request) -> success();
 
 	private volatile Runnable onRequest = () -> {
@@ -179,9 +181,42 @@ final class RetryTestServer implements AutoCloseable {
 		};
 	}
 
+	/**
+	 * Answer with a problem detail of the given type and the given headers.
+	 * @param status the status
+	 * @param type the problem's type URI
+	 * @param headers header names and values, alternating
+	 * @return the reply
+	 */
+	static Reply problem(int status, String type, String... headers) {
+		return (exchange) -> {
+			for (int i = 0; i < headers.length; i += 2) {
+				exchange.getResponseHeaders().add(headers[i], headers[i + 1]);
+			}
+			send(exchange, status, problemBody(status, type), "application/problem+json");
+		};
+	}
+
+	/**
+	 * Answer 409 with the {@code request-in-progress} problem and the given headers.
+	 * @param headers header names and values, alternating
+	 * @return the reply
+	 */
+	static Reply inProgress(String... headers) {
+		return problem(409, IN_PROGRESS_TYPE, headers);
+	}
+
+	static String problemBody(int status, String type) {
+		return "{\"type\":\"" + type + "\",\"title\":\"Problem\",\"status\":" + status + "}";
+	}
+
 	private static void send(HttpExchange exchange, int status, String body) throws IOException {
+		send(exchange, status, body, "text/plain");
+	}
+
+	private static void send(HttpExchange exchange, int status, String body, String contentType) throws IOException {
 		byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-		exchange.getResponseHeaders().set("Content-Type", "text/plain");
+		exchange.getResponseHeaders().set("Content-Type", contentType);
 		exchange.sendResponseHeaders(status, bytes.length);
 		exchange.getResponseBody().write(bytes);
 		exchange.close();
