@@ -44,6 +44,10 @@ import org.jspecify.annotations.Nullable;
  * fingerprinted and then read again by the handler through {@link #getInputStream()},
  * {@link #getReader()} or, for {@code application/x-www-form-urlencoded} posts, the
  * parameter methods.
+ * <p>
+ * A form body is fingerprinted by its parameters ({@link FormCanonicalizer}), also when a
+ * filter before this one has already consumed it: the handler then reads the parameters
+ * the container or that filter parsed, and an empty body.
  *
  * @author Idempotency contributors
  */
@@ -55,47 +59,93 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 
 	private final byte[] body;
 
+	private final byte[] fingerprintBody;
+
 	private @Nullable BodyInputStream inputStream;
 
 	private @Nullable BufferedReader reader;
 
 	private @Nullable Map<String, String[]> parameters;
 
-	private BufferedRequestWrapper(HttpServletRequest request, byte[] body) {
+	private BufferedRequestWrapper(HttpServletRequest request, byte[] body, byte[] fingerprintBody) {
 		super(request);
 		this.body = body;
+		this.fingerprintBody = fingerprintBody;
 	}
 
 	/**
 	 * Read the body of a request.
+	 * <p>
+	 * A form body ({@code application/x-www-form-urlencoded}) that yields no bytes
+	 * although it has a {@code Content-Length}, or that yields none without one, may have
+	 * been consumed by the container's parameter parsing, which a filter before this one
+	 * started (Spring Security's CSRF check reads the {@code _csrf} parameter) or by
+	 * {@code FormContentFilter}: its parameters are taken from the request then. A
+	 * {@code multipart/form-data} body that yields no bytes cannot be fingerprinted.
 	 * @param request the request
 	 * @param maxBody largest body accepted, in bytes
 	 * @return the wrapper, or {@code null} if the body is larger than {@code maxBody}
-	 * (nothing or only part of it has been read then)
-	 * @throws IOException if reading fails or the body is shorter than its
-	 * {@code Content-Length}
+	 * (nothing or only part of it has been read then) or, for a consumed form body, its
+	 * parameters alone are longer than that
+	 * @throws IOException if reading fails, the body is shorter than its
+	 * {@code Content-Length}, or a body that cannot be fingerprinted from the parameters
+	 * was consumed before
 	 */
 	static @Nullable BufferedRequestWrapper read(HttpServletRequest request, int maxBody) throws IOException {
 		long contentLength = request.getContentLengthLong();
 		if (contentLength > maxBody) {
 			return null;
 		}
-		if (contentLength == 0) {
-			return new BufferedRequestWrapper(request, EMPTY);
+		String contentType = request.getContentType();
+		boolean form = FormCanonicalizer.isForm(contentType);
+		byte[] body = (contentLength == 0) ? EMPTY : readBody(request.getInputStream(), contentLength, maxBody, form);
+		if (body == null) {
+			return null;
 		}
-		InputStream in = request.getInputStream();
+		if (!form) {
+			if (body.length == 0 && contentLength < 0 && FormCanonicalizer.isMultipartForm(contentType)) {
+				// a multipart body is never empty: this one was read by a filter before
+				throw new IOException("The multipart/form-data body is empty or was read by a filter that runs "
+						+ "before the idempotency filter, so it cannot be fingerprinted");
+			}
+			return new BufferedRequestWrapper(request, body, body);
+		}
+		if (body.length == 0) {
+			// consumed, or really empty: either way the request's parameters are the form
+			Map<String, String[]> parameters = request.getParameterMap();
+			if (FormCanonicalizer.minimumBodyLength(parameters, request.getQueryString()) > maxBody) {
+				return null;
+			}
+			return new BufferedRequestWrapper(request, EMPTY, FormCanonicalizer.canonicalize(parameters));
+		}
+		Map<String, List<String>> bodyParameters = FormCanonicalizer.parseStrictly(body, charset(request));
+		if (bodyParameters == null) {
+			return new BufferedRequestWrapper(request, body, body);
+		}
+		// the body has been read, so the container's parameters are the query's
+		Map<String, String[]> parameters = merge(request.getParameterMap(), bodyParameters);
+		return new BufferedRequestWrapper(request, body, FormCanonicalizer.canonicalize(parameters));
+	}
+
+	private static byte @Nullable [] readBody(InputStream in, long contentLength, int maxBody, boolean form)
+			throws IOException {
 		if (contentLength > 0) {
 			byte[] body = new byte[(int) contentLength];
 			int count = 0;
 			while (count < body.length) {
 				int read = in.read(body, count, body.length - count);
 				if (read < 0) {
-					throw new IOException(
-							"Request body ended after " + count + " of " + contentLength + " bytes (Content-Length)");
+					if (count == 0 && form) {
+						// parsed into parameters by the container or a filter
+						return EMPTY;
+					}
+					throw new IOException("Request body ended after " + count + " of " + contentLength
+							+ " bytes (Content-Length): the client stopped sending it, or a filter that runs "
+							+ "before the idempotency filter read it");
 				}
 				count += read;
 			}
-			return new BufferedRequestWrapper(request, body);
+			return body;
 		}
 		// no Content-Length (chunked): grow up to one byte past the limit to detect
 		// excess
@@ -117,7 +167,7 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 		if (count > maxBody) {
 			return null;
 		}
-		return new BufferedRequestWrapper(request, (count == buffer.length) ? buffer : Arrays.copyOf(buffer, count));
+		return (count == buffer.length) ? buffer : Arrays.copyOf(buffer, count);
 	}
 
 	/**
@@ -126,6 +176,16 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 	 */
 	byte[] body() {
 		return this.body;
+	}
+
+	/**
+	 * Return the body as it is fingerprinted: the buffered body, or for a form body with
+	 * well-formed parameters the {@link FormCanonicalizer canonical form} of the
+	 * request's parameters. The array must not be modified.
+	 * @return the body to fingerprint
+	 */
+	byte[] fingerprintBody() {
+		return this.fingerprintBody;
 	}
 
 	@Override
@@ -159,7 +219,11 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 	}
 
 	private Charset charset() {
-		String encoding = getCharacterEncoding();
+		return charset(this);
+	}
+
+	private static Charset charset(HttpServletRequest request) {
+		String encoding = request.getCharacterEncoding();
 		if (encoding != null) {
 			try {
 				return Charset.forName(encoding);

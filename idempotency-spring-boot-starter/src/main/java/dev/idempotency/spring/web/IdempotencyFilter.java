@@ -461,7 +461,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				headers.add(new HttpHeader(name, values.nextElement()));
 			}
 		}
-		byte[] body = request.body();
+		byte[] body = request.fingerprintBody();
 		return FingerprintInput.of(request.getMethod(), request.getRequestURI(), request.getQueryString(),
 				request.getContentType(), headers, body, 0, body.length);
 	}

@@ -16,6 +16,8 @@
 
 package dev.idempotency.spring.web;
 
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 
 import org.junit.jupiter.api.Test;
@@ -44,6 +46,43 @@ class FingerprintIT extends AbstractWebIT {
 		HttpResponse<byte[]> changed = post("/payments", key, "{\"amount\":11,\"currency\":\"EUR\"}", "Content-Type",
 				JSON);
 		assertThat(changed.statusCode()).isEqualTo(422);
+	}
+
+	@Test
+	void jsonInAnotherCharsetIsComparedByItsBytes() throws Exception {
+		String key = newKey();
+		String latin1 = "application/json; charset=ISO-8859-1";
+		// the handler reads the bytes C3 A9 as two characters here, the escape as one
+		HttpResponse<byte[]> first = post("/payments", key, "{\"name\":\"\u00e9\"}", "Content-Type", latin1);
+		assertThat(first.statusCode()).isEqualTo(201);
+		HttpResponse<byte[]> escaped = post("/payments", key, "{\"name\":\"\\u00e9\"}", "Content-Type", latin1);
+		assertThat(escaped.statusCode()).isEqualTo(422);
+		HttpResponse<byte[]> same = post("/payments", key, "{\"name\":\"\u00e9\"}", "Content-Type", latin1);
+		assertThat(same.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
+		// declared as UTF-8, the two are one document
+		String utf8Key = newKey();
+		String utf8 = "application/json;charset=UTF-8";
+		post("/payments", utf8Key, "{\"name\":\"\u00e9\",\"n\":1}", "Content-Type", utf8);
+		HttpResponse<byte[]> equivalent = post("/payments", utf8Key, "{ \"n\":1, \"name\":\"\\u00e9\"}", "Content-Type",
+				utf8);
+		assertThat(equivalent.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+	}
+
+	@Test
+	void invalidUtf8IsComparedByItsBytes() throws Exception {
+		String key = newKey();
+		// C0 AF is an overlong form of '/': not UTF-8, and not the same request as '/'
+		byte[] overlong = { '{', '"', 'p', '"', ':', '"', (byte) 0xC0, (byte) 0xAF, '"', '}' };
+		HttpResponse<byte[]> first = send(HttpRequest.newBuilder(uri("/payments"))
+			.POST(BodyPublishers.ofByteArray(overlong))
+			.header(KEY, key)
+			.header("Content-Type", JSON)
+			.build());
+		assertThat(first.statusCode()).isEqualTo(201);
+		HttpResponse<byte[]> slash = post("/payments", key, "{\"p\":\"/\"}", "Content-Type", JSON);
+		assertThat(slash.statusCode()).isEqualTo(422);
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
 	}
 
 	@Test

@@ -241,6 +241,53 @@ class IdempotencyFilterTests {
 		return ((IdempotencyKey) request.getAttribute(IdempotencyFilter.KEY_ATTRIBUTE)).scope();
 	}
 
+	@Test
+	void formBodyHasOneFingerprintWhetherOrNotAFilterConsumedIt() throws Exception {
+		MockFilterChain chain = new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
+
+			@Override
+			protected void service(jakarta.servlet.http.HttpServletRequest req, HttpServletResponse res)
+					throws java.io.IOException {
+				res.getWriter().write("paid " + req.getParameter("amount") + " " + java.util.UUID.randomUUID());
+			}
+
+		});
+		MockHttpServletRequest unread = formRequest("k4", 22);
+		unread.setContent("amount=10&currency=EUR".getBytes(StandardCharsets.US_ASCII));
+		MockHttpServletResponse first = new MockHttpServletResponse();
+		this.filter.doFilter(unread, first, chain);
+		assertThat(first.getContentAsString()).startsWith("paid 10 ");
+		// the same form once an earlier filter had the container parse it
+		MockHttpServletRequest consumed = formRequest("k4", 22);
+		consumed.setParameter("currency", "EUR");
+		consumed.setParameter("amount", "10");
+		MockHttpServletResponse replay = new MockHttpServletResponse();
+		this.filter.doFilter(consumed, replay, new MockFilterChain());
+		assertThat(replay.getHeader(IdempotencyFilter.REPLAYED_HEADER)).isEqualTo("true");
+		assertThat(replay.getContentAsString()).isEqualTo(first.getContentAsString());
+		MockHttpServletRequest other = formRequest("k4", 22);
+		other.setParameter("currency", "EUR");
+		other.setParameter("amount", "11");
+		MockHttpServletResponse mismatch = new MockHttpServletResponse();
+		this.filter.doFilter(other, mismatch, new MockFilterChain());
+		assertThat(mismatch.getStatus()).isEqualTo(422);
+	}
+
+	private static MockHttpServletRequest formRequest(String key, long contentLength) {
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/idempotent") {
+
+			@Override
+			public long getContentLengthLong() {
+				return contentLength;
+			}
+
+		};
+		request.addHeader("Idempotency-Key", key);
+		request.setContentType("application/x-www-form-urlencoded");
+		request.setCharacterEncoding("UTF-8");
+		return request;
+	}
+
 	private static MockHttpServletRequest request(String key) {
 		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/idempotent");
 		request.addHeader("Idempotency-Key", key);
