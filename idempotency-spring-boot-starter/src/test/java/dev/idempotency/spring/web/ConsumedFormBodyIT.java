@@ -161,6 +161,21 @@ class ConsumedFormBodyIT {
 		}
 	}
 
+	@Test
+	void consumedMultipartBodyIsRefusedBeforeTheHandlerRuns() throws Exception {
+		String body = "--b\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n" + CSRF_TOKEN
+				+ "\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+				+ "Content-Type: text/plain\r\n\r\nhello\r\n--b--\r\n";
+		for (boolean chunked : new boolean[] { false, true }) {
+			String key = UUID.randomUUID().toString();
+			HttpResponse<String> response = send("POST", "/forms/upload", key, body, chunked, "Content-Type",
+					"multipart/form-data; boundary=b");
+			// never fingerprinted as an empty body
+			assertThat(response.statusCode()).as("chunked: %s", chunked).isEqualTo(500);
+			assertThat(this.counter.count("upload", key)).isZero();
+		}
+	}
+
 	private static String form(String parameters) {
 		return "_csrf=" + CSRF_TOKEN + "&" + parameters;
 	}
@@ -173,11 +188,15 @@ class ConsumedFormBodyIT {
 				: BodyPublishers.ofByteArray(bytes);
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
 			.method(method, publisher)
-			.header("Content-Type", FORM)
 			.header("Cookie", "XSRF-TOKEN=" + CSRF_TOKEN)
 			.header("Idempotency-Key", key);
+		boolean contentType = false;
 		for (int i = 0; i < headers.length; i += 2) {
 			request.header(headers[i], headers[i + 1]);
+			contentType |= headers[i].equalsIgnoreCase("Content-Type");
+		}
+		if (!contentType) {
+			request.header("Content-Type", FORM);
 		}
 		return this.client.send(request.build(), BodyHandlers.ofString());
 	}
@@ -244,6 +263,12 @@ class ConsumedFormBodyIT {
 		String update(@PathVariable int id, @RequestParam int limit, HttpServletRequest request) {
 			return "account " + id + " limit " + limit + ", run " + this.counter.increment("accounts", request) + " "
 					+ UUID.randomUUID();
+		}
+
+		@PostMapping("/forms/upload")
+		@Idempotent
+		String upload(HttpServletRequest request) {
+			return "uploaded, run " + this.counter.increment("upload", request);
 		}
 
 		@RequestMapping(path = "/forms/small", method = { RequestMethod.POST, RequestMethod.PATCH })
