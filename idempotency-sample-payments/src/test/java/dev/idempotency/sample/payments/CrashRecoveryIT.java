@@ -165,7 +165,8 @@ class CrashRecoveryIT {
 	}
 
 	// While the dead owner's lease lasts (2 s, no heartbeat any more) a retry gets 409;
-	// the first retry after it lapses takes the key over.
+	// the first retry after it lapses schedules the takeover one lease later (still 409),
+	// and the first retry after that takes the key over.
 	private HttpResponse<byte[]> retryUntilTheLeaseLapses(SampleClient client, String key, String body) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 		while (true) {

@@ -865,6 +865,14 @@ public class IdempotencyProperties {
 		 */
 		private String tableName = "idempotency_record";
 
+		/**
+		 * Whether a lapsed lease is taken over only once it has stayed lapsed for one
+		 * more lock-timeout after a request first found it lapsed, so that a database
+		 * that hung longer than the lease never lets a duplicate run while the first
+		 * request still runs. Off, a crashed owner's key is free one lock-timeout sooner.
+		 */
+		private boolean confirmTakeover = true;
+
 		private final Cleanup cleanup = new Cleanup();
 
 		public InitializeSchema getInitializeSchema() {
@@ -881,6 +889,14 @@ public class IdempotencyProperties {
 
 		public void setTableName(String tableName) {
 			this.tableName = tableName;
+		}
+
+		public boolean isConfirmTakeover() {
+			return this.confirmTakeover;
+		}
+
+		public void setConfirmTakeover(boolean confirmTakeover) {
+			this.confirmTakeover = confirmTakeover;
 		}
 
 		public Cleanup getCleanup() {

@@ -76,6 +76,7 @@ class JdbcStoreSupport {
 		initializer.getIfAvailable();
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource);
 		store.setTableName(properties.getJdbc().getTableName());
+		store.setConfirmTakeover(properties.getJdbc().isConfirmTakeover());
 		return store;
 	}
 

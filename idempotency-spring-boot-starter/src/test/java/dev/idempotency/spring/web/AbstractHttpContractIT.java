@@ -265,6 +265,15 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("payments", key)).isEqualTo(1);
 	}
 
+	/**
+	 * Whether the store takes a lapsed lease over only a lease after a request first
+	 * found it lapsed (PostgreSQL decides the takeover).
+	 * @return {@code true} if the takeover is confirmed
+	 */
+	protected boolean confirmsTakeover() {
+		return false;
+	}
+
 	@Test
 	void row11OwnerCrashedLeaseLapsedIsTakenOver() throws Exception {
 		String key = newKey();
@@ -282,6 +291,15 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("crash", key)).isZero();
 		Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
 		HttpResponse<byte[]> takeover = post("/crash", key, "");
+		if (confirmsTakeover()) {
+			// the first retry to find the lease lapsed schedules the takeover a lease
+			// later
+			assertThat(takeover.statusCode()).isEqualTo(409);
+			assertThat(takeover.headers().firstValue("Retry-After")).isPresent();
+			assertThat(this.counter.count("crash", key)).isZero();
+			Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
+			takeover = post("/crash", key, "");
+		}
 		assertThat(takeover.statusCode()).isEqualTo(200);
 		assertThat(text(takeover)).startsWith("crash 1 ");
 		HttpResponse<byte[]> replay = post("/crash", key, "");

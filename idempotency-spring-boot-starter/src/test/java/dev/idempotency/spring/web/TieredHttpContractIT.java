@@ -45,6 +45,11 @@ class TieredHttpContractIT extends AbstractHttpContractIT {
 
 	private static final String SCHEMA = "it_http_tiered_" + Long.toHexString(System.nanoTime());
 
+	@Override
+	protected boolean confirmsTakeover() {
+		return true;
+	}
+
 	@Test
 	void usesTheTieredStore() {
 		assertThat(outage().delegate()).isInstanceOf(TieredIdempotencyStore.class);

@@ -51,14 +51,16 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * <b>Atomicity.</b> A key is claimed by a single statement,
  * {@code INSERT ... ON CONFLICT (id) DO NOTHING RETURNING}, combined in one round trip
- * with a read of the record that was already there. A record that expired or whose lease
- * lapsed is taken over by a conditional {@code UPDATE} that compares the owner token it
- * saw, so that of many concurrent takers exactly one wins. Completion, release and lease
- * extension are single statements conditional on the caller's owner token. Every
- * operation runs as one auto-committed statement (two for a takeover) on a connection
- * taken from the {@link DataSource} for that operation only: no connection is held while
- * a handler runs, and the store never joins a transaction of the application, so a claim
- * is visible to every instance as soon as {@code acquire} returns.
+ * with a read of the record that was already there. A record that expired, or whose lease
+ * lapsed and stayed lapsed for the confirmation period (see
+ * {@link #setConfirmTakeover(boolean)}), is taken over by a conditional {@code UPDATE}
+ * that compares the owner token it saw, so that of many concurrent takers exactly one
+ * wins. Completion, release and lease extension are single statements conditional on the
+ * caller's owner token. Every operation runs as one auto-committed statement (two when a
+ * takeover is scheduled or made) on a connection taken from the {@link DataSource} for
+ * that operation only: no connection is held while a handler runs, and the store never
+ * joins a transaction of the application, so a claim is visible to every instance as soon
+ * as {@code acquire} returns.
  * <p>
  * <b>Time.</b> Every instant is computed by PostgreSQL from {@code now()}; durations are
  * sent as milliseconds. The application's clock is never used. Replays and found records
@@ -118,26 +120,41 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			)
 			SELECT true AS inserted, NULL::bytea AS fingerprint, NULL::text AS status,
 				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
-				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms
+				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
+				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
 			FROM ins
 			UNION ALL
 			SELECT false, t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
 				t.expires_at <= now(), t.lease_expires_at <= now(),
 				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
-				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint
+				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
+				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
+				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint
 			FROM %TABLE% t
 			WHERE t.id = ? AND NOT EXISTS (SELECT 1 FROM ins)
 			""";
 
 	// Compare-and-set on the owner token that acquire saw: of two takers only the first
-	// to lock the row still finds that token.
+	// to lock the row still finds that token. A lapsed lease is taken over once its
+	// takeover time has come, or at once without confirmation (the last parameter).
 	private static final String TAKE_OVER = """
 			UPDATE %TABLE%
 			SET fingerprint = ?, status = 'P', owner_token = ?, response = NULL, created_at = now(),
 				lease_expires_at = now() + ? * INTERVAL '1 millisecond',
-				expires_at = now() + ? * INTERVAL '1 millisecond'
+				expires_at = now() + ? * INTERVAL '1 millisecond', takeover_at = NULL
 			WHERE id = ? AND owner_token = ?
-				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = ?))
+				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = ?
+					AND (? OR takeover_at <= now())))
+			""";
+
+	// The first request to find a lease lapsed sets when it may be taken over; the
+	// owner's
+	// next renewal clears that again.
+	private static final String SCHEDULE_TAKEOVER = """
+			UPDATE %TABLE%
+			SET takeover_at = now() + ? * INTERVAL '1 millisecond'
+			WHERE id = ? AND owner_token = ? AND status = 'P' AND lease_expires_at <= now()
+				AND takeover_at IS NULL AND expires_at > now()
 			""";
 
 	// A completion retried by the same owner after a lost reply finds the row already
@@ -146,7 +163,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			WITH upd AS (
 				UPDATE %TABLE%
 				SET status = 'C', response = ?, lease_expires_at = NULL,
-					expires_at = now() + ? * INTERVAL '1 millisecond'
+					expires_at = now() + ? * INTERVAL '1 millisecond', takeover_at = NULL
 				WHERE id = ? AND owner_token = ? AND status = 'P' AND expires_at > now()
 				RETURNING 1
 			)
@@ -167,7 +184,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				SET scope = EXCLUDED.scope, idem_key = EXCLUDED.idem_key, fingerprint = EXCLUDED.fingerprint,
 					status = 'C', owner_token = EXCLUDED.owner_token,
 					created_at = CASE WHEN t.expires_at <= now() THEN now() ELSE t.created_at END,
-					lease_expires_at = NULL, expires_at = EXCLUDED.expires_at, response = EXCLUDED.response
+					lease_expires_at = NULL, expires_at = EXCLUDED.expires_at, response = EXCLUDED.response,
+					takeover_at = NULL
 				WHERE t.expires_at <= now() OR (t.owner_token = EXCLUDED.owner_token AND t.status = 'P')
 				RETURNING 1
 			)
@@ -186,7 +204,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private static final String EXTEND = """
 			UPDATE %TABLE%
 			SET lease_expires_at = now() + ? * INTERVAL '1 millisecond',
-				expires_at = GREATEST(expires_at, now() + ? * INTERVAL '1 millisecond')
+				expires_at = GREATEST(expires_at, now() + ? * INTERVAL '1 millisecond'), takeover_at = NULL
 			WHERE id = ? AND owner_token = ? AND status = 'P' AND expires_at > now()
 			""";
 
@@ -210,6 +228,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private volatile Statements statements = new Statements(TableName.parse(DEFAULT_TABLE_NAME));
 
 	private volatile StoredResponseCodec codec = new StoredResponseCodec();
+
+	private volatile boolean confirmTakeover = true;
 
 	/**
 	 * Create a store that takes a connection from the given data source for each
@@ -246,6 +266,41 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	 */
 	public void setCodec(StoredResponseCodec codec) {
 		this.codec = Objects.requireNonNull(codec, "'codec' must not be null");
+	}
+
+	/**
+	 * Set whether a lapsed lease is taken over only once it has stayed lapsed for one
+	 * more lease after a request first found it lapsed. Defaults to {@code true}.
+	 * <p>
+	 * A lease lapses when its owner stops renewing it: the owner crashed, or the database
+	 * stopped answering for longer than the lease (a paused or migrated virtual machine,
+	 * a stalled failover, a network that holds connections open). The database cannot
+	 * tell the two apart from the row, and after such a hang every running execution's
+	 * lease has lapsed although its handler is still running. With confirmation, the
+	 * first request that finds a lapsed lease only schedules the takeover, one lease (the
+	 * one that request asks for) later by the database's clock, and is answered
+	 * {@link AcquireResult.InProgress}; the owner's next renewal cancels it, and the
+	 * owner's heartbeat renews within a third of a lease once the database answers again.
+	 * A crashed owner's key is taken over by the first request after that. Without
+	 * confirmation, the first request that finds a lapsed lease takes it over at once: a
+	 * crashed owner's key is free a lease sooner, and a database hang longer than the
+	 * lease lets a duplicate run its handler a second time while the first still runs
+	 * (its completion is then fenced).
+	 * <p>
+	 * An expired record (past its TTL) is taken over at once either way.
+	 * @param confirmTakeover {@code false} to take a lapsed lease over as soon as it is
+	 * found lapsed
+	 */
+	public void setConfirmTakeover(boolean confirmTakeover) {
+		this.confirmTakeover = confirmTakeover;
+	}
+
+	/**
+	 * Return whether a lapsed lease is taken over only after a confirmation period.
+	 * @return {@code true} unless {@link #setConfirmTakeover(boolean)} turned it off
+	 */
+	public boolean isConfirmTakeover() {
+		return this.confirmTakeover;
 	}
 
 	@Override
@@ -296,10 +351,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				}
 				boolean sameFingerprint = fingerprint.equals(RequestFingerprint.of(row.getBytes("fingerprint")));
 				boolean processing = STATUS_PROCESSING.equals(row.getString("status"));
-				if (row.getBoolean("expired") || (processing && sameFingerprint && row.getBoolean("lapsed"))) {
+				boolean expired = row.getBoolean("expired");
+				if (expired || (processing && sameFingerprint && row.getBoolean("lapsed"))) {
 					UUID seen = row.getObject("owner_token", UUID.class);
-					return takeOver(connection, statements, id, fingerprintBytes, token, owner, seen, leaseMillis,
-							ttlMillis);
+					if (expired || !this.confirmTakeover || row.getBoolean("takeover_due")) {
+						return takeOver(connection, statements, id, fingerprintBytes, token, owner, seen, leaseMillis,
+								ttlMillis);
+					}
+					if (!row.getBoolean("takeover_marked")) {
+						return scheduleTakeover(connection, statements, id, seen, leaseMillis);
+					}
+					long remaining = Math.max(0, row.getLong("takeover_remaining_ms"));
+					return new AcquireResult.InProgress(Duration.ofMillis(remaining));
 				}
 				if (!sameFingerprint) {
 					return new AcquireResult.Mismatch();
@@ -325,8 +388,23 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			statement.setBytes(5, id);
 			statement.setObject(6, seen);
 			statement.setBytes(7, fingerprintBytes);
+			statement.setBoolean(8, !this.confirmTakeover);
 			// zero rows: someone else took it over, or completed, extended or deleted it
 			return (statement.executeUpdate() == 1) ? new AcquireResult.Acquired(token) : null;
+		}
+	}
+
+	// the lease lapsed and nobody has seen that before: the owner gets one more lease of
+	// a working database to renew it
+	private @Nullable AcquireResult scheduleTakeover(Connection connection, Statements statements, byte[] id, UUID seen,
+			long leaseMillis) throws SQLException {
+		try (PreparedStatement statement = connection.prepareStatement(statements.scheduleTakeover)) {
+			statement.setLong(1, leaseMillis);
+			statement.setBytes(2, id);
+			statement.setObject(3, seen);
+			// zero rows: another request scheduled it first, or the row changed
+			return (statement.executeUpdate() == 1) ? new AcquireResult.InProgress(Duration.ofMillis(leaseMillis))
+					: null;
 		}
 	}
 
@@ -532,6 +610,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		private final String takeOver;
 
+		private final String scheduleTakeover;
+
 		private final String complete;
 
 		private final String completeUnclaimed;
@@ -548,6 +628,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			this.table = table;
 			this.acquire = table.substitute(ACQUIRE);
 			this.takeOver = table.substitute(TAKE_OVER);
+			this.scheduleTakeover = table.substitute(SCHEDULE_TAKEOVER);
 			this.complete = table.substitute(COMPLETE);
 			this.completeUnclaimed = table.substitute(COMPLETE_UNCLAIMED);
 			this.release = table.substitute(RELEASE);

@@ -345,6 +345,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		}
 		boolean completed = state == COMPLETED;
 		long created = parseTime(value, CREATED_OFFSET, key);
+		// a completed record carries its expiry, which a replay reports too; TIME and
+		// PTTL are each rounded to the millisecond, so their sum may be one off
+		long expiresAt = completed ? parseTime(value, TIME_OFFSET, key) : now + pttl;
 		@Nullable Instant leaseExpiresAt = null;
 		if (!completed) {
 			long floor = parseTime(value, TIME_OFFSET, key);
@@ -359,7 +362,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		@Nullable StoredResponse response = completed ? decodeResponse(value, key) : null;
 		return Optional.of(new IdempotencyRecord(key, fingerprint,
 				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner,
-				Instant.ofEpochMilli(created), leaseExpiresAt, Instant.ofEpochMilli(now + pttl), response,
+				Instant.ofEpochMilli(created), leaseExpiresAt, Instant.ofEpochMilli(expiresAt), response,
 				Duration.ofMillis(pttl)));
 	}
 

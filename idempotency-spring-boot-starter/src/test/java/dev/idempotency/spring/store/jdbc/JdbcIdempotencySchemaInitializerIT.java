@@ -77,7 +77,7 @@ class JdbcIdempotencySchemaInitializerIT {
 		assertThat(tables()).containsExactlyInAnyOrder("payment", "flyway_schema_history", "idempotency_record",
 				"idempotency_schema_history");
 		// the library's version 1 ran although the application is at version 2 already
-		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL");
 		assertThat(history("flyway_schema_history")).containsExactly("1:SQL", "2:SQL");
 		// the application's Flyway still validates and sees nothing of the library
 		Flyway again = applicationFlyway(APPLICATION_MIGRATIONS);
@@ -98,7 +98,8 @@ class JdbcIdempotencySchemaInitializerIT {
 	}
 
 	@Test
-	void adoptsATableCreatedByHandFromTheDocumentedDdl() {
+	void adoptsATableCreatedByHandFromTheDocumentedDdlOfTheFirstVersion() {
+		// the DDL of docs/stores/postgresql.md before takeover_at: migration 2 adds it
 		this.jdbc.execute("""
 				CREATE TABLE idempotency_record (
 					created_at timestamptz NOT NULL,
@@ -112,8 +113,14 @@ class JdbcIdempotencySchemaInitializerIT {
 					idem_key text NOT NULL,
 					response bytea)""");
 		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
-		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL");
 		assertThat(indexes()).contains("idempotency_record_expires_at_idx");
+		assertThat(
+				this.jdbc.queryForList(
+						"SELECT column_name FROM information_schema.columns "
+								+ "WHERE table_schema = current_schema() AND table_name = 'idempotency_record'",
+						String.class))
+			.contains("takeover_at");
 	}
 
 	@Test
@@ -136,7 +143,7 @@ class JdbcIdempotencySchemaInitializerIT {
 			thread.join();
 		}
 		assertThat(failures).isEmpty();
-		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL");
 	}
 
 	private Flyway applicationFlyway(String location) {

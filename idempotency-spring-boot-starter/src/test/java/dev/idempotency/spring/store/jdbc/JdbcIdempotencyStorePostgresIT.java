@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -123,11 +124,129 @@ class JdbcIdempotencyStorePostgresIT {
 		Thread.sleep(200);
 		counting.takeExecutions();
 		counting.takeConnections();
-		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL))
-			.isInstanceOf(AcquireResult.Acquired.class);
-		// the claim finds the lapsed lease, then the conditional update takes it over
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(50), TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		// the claim finds the lease lapsed for the first time, then schedules the
+		// takeover
 		assertThat(counting.takeExecutions()).isEqualTo(2);
 		assertThat(counting.takeConnections()).isEqualTo(1);
+		Thread.sleep(200);
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		// the claim finds the takeover due, then the conditional update takes it over
+		assertThat(counting.takeExecutions()).isEqualTo(2);
+		assertThat(counting.takeConnections()).isEqualTo(1);
+	}
+
+	@Test
+	void lapsedLeaseIsTakenOverOnlyALeaseAfterARequestFirstFoundItLapsed() throws InterruptedException {
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
+		IdempotencyKey key = newKey();
+		OwnerToken owner = OwnerToken.generate();
+		store.acquire(key, fingerprint("a"), owner, Duration.ofMillis(100), TTL);
+		Thread.sleep(300);
+		// the first request to find it lapsed schedules the takeover, one of its leases
+		// on
+		AcquireResult first = store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(3), TTL);
+		assertThat(first).isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(((AcquireResult.InProgress) first).retryAfter()).isEqualTo(Duration.ofSeconds(3));
+		AcquireResult second = store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL);
+		assertThat(second).isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(((AcquireResult.InProgress) second).retryAfter()).isPositive()
+			.isLessThanOrEqualTo(Duration.ofSeconds(3));
+		assertThat(store.find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(owner);
+		Thread.sleep(3200);
+		OwnerToken next = OwnerToken.generate();
+		assertThat(store.acquire(key, fingerprint("a"), next, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(next));
+		assertThat(store.complete(key, owner, response("late"), TTL)).isFalse();
+		assertThat(store.find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(next);
+	}
+
+	@Test
+	void ownersRenewalCancelsAScheduledTakeover() throws InterruptedException {
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
+		IdempotencyKey key = newKey();
+		OwnerToken owner = OwnerToken.generate();
+		store.acquire(key, fingerprint("a"), owner, Duration.ofMillis(100), TTL);
+		Thread.sleep(300);
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(100), TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(store.extend(key, owner, Duration.ofMillis(300))).isTrue();
+		// past the cancelled takeover time, but within the renewed lease
+		Thread.sleep(150);
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		// the renewed lease lapses in turn: a new takeover is scheduled, not done at once
+		Thread.sleep(300);
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(store.complete(key, owner, response("slow"), TTL)).isTrue();
+		AcquireResult replay = store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL);
+		assertThat(replay).isInstanceOf(AcquireResult.Replay.class);
+		assertThat(((AcquireResult.Replay) replay).response().bodyBytes())
+			.isEqualTo("slow".getBytes(StandardCharsets.UTF_8));
+	}
+
+	@Test
+	void racingRequestsThatFindALapsedLeaseScheduleOneTakeoverAndOneLaterWinsIt() throws Exception {
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
+		int threads = 32;
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			for (int round = 0; round < 2; round++) {
+				IdempotencyKey key = newKey();
+				store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(100), TTL);
+				Thread.sleep(300);
+				// a takeover time far enough away that every racer finds it scheduled
+				List<AcquireResult> firstSightings = race(executor, threads,
+						() -> store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(3), TTL));
+				assertThat(firstSightings).as("first sightings of round %d", round)
+					.allMatch(AcquireResult.InProgress.class::isInstance);
+				Thread.sleep(3200);
+				List<AcquireResult> takers = race(executor, threads,
+						() -> store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL));
+				assertThat(takers).as("takers of round %d", round)
+					.filteredOn(AcquireResult.Acquired.class::isInstance)
+					.hasSize(1);
+				assertThat(takers).filteredOn((result) -> !(result instanceof AcquireResult.Acquired))
+					.allMatch(AcquireResult.InProgress.class::isInstance);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void withoutConfirmationALapsedLeaseIsTakenOverAtOnce() throws InterruptedException {
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
+		store.setConfirmTakeover(false);
+		assertThat(store.isConfirmTakeover()).isFalse();
+		IdempotencyKey key = newKey();
+		OwnerToken owner = OwnerToken.generate();
+		store.acquire(key, fingerprint("a"), owner, Duration.ofMillis(100), TTL);
+		Thread.sleep(300);
+		OwnerToken next = OwnerToken.generate();
+		assertThat(store.acquire(key, fingerprint("a"), next, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(next));
+		assertThat(store.extend(key, owner, LEASE)).isFalse();
+	}
+
+	private static List<AcquireResult> race(ExecutorService executor, int threads, Callable<AcquireResult> acquire)
+			throws Exception {
+		CountDownLatch start = new CountDownLatch(1);
+		List<Future<AcquireResult>> futures = new ArrayList<>();
+		for (int t = 0; t < threads; t++) {
+			futures.add(executor.submit(() -> {
+				start.await();
+				return acquire.call();
+			}));
+		}
+		start.countDown();
+		List<AcquireResult> results = new ArrayList<>();
+		for (Future<AcquireResult> future : futures) {
+			results.add(future.get(1, TimeUnit.MINUTES));
+		}
+		return results;
 	}
 
 	private static void assertStatements(CountingDataSource counting, int expected) {
