@@ -142,6 +142,9 @@ public final class TestServers {
 		properties.put("spring.datasource.url", postgres.jdbcUrl());
 		properties.put("spring.datasource.username", postgres.username());
 		properties.put("spring.datasource.password", postgres.password());
+		// as in Postgres#dataSource: a cached context holds one idle connection, not ten
+		properties.put("spring.datasource.hikari.minimum-idle", 1);
+		properties.put("spring.datasource.hikari.idle-timeout", 10_000);
 		return properties;
 	}
 
@@ -317,6 +320,11 @@ public final class TestServers {
 			config.setUsername(this.username);
 			config.setPassword(this.password);
 			config.setMaximumPoolSize(16);
+			// connections on demand, and back to one after 10 s idle: Spring's test
+			// context cache keeps the pools of many contexts open at once, and a server
+			// with the default max_connections (100) must serve the whole suite
+			config.setMinimumIdle(1);
+			config.setIdleTimeout(10_000);
 			config.setConnectionTimeout(30_000);
 			config.setPoolName("test-" + schema);
 			HikariDataSource dataSource = new HikariDataSource(config);
