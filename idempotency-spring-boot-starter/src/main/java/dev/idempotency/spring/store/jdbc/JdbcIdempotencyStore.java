@@ -40,6 +40,7 @@ import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.StoreDurations;
 import dev.idempotency.spring.store.tiered.UnclaimedCompletion;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -309,9 +310,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Objects.requireNonNull(key, "'key' must not be null");
 		Objects.requireNonNull(fingerprint, "'fingerprint' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
-		long leaseMillis = positiveMillis(lease, "lease");
+		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		// as in the in-memory store, a record never expires before its first lease lapses
-		long ttlMillis = Math.max(positiveMillis(ttl, "ttl"), leaseMillis);
+		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
 		byte[] id = key.digest();
 		byte[] fingerprintBytes = fingerprint.toByteArray();
 		UUID owner = toUuid(token);
@@ -413,7 +414,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Objects.requireNonNull(key, "'key' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
 		Objects.requireNonNull(response, "'response' must not be null");
-		long ttlMillis = positiveMillis(ttl, "ttl");
+		long ttlMillis = StoreDurations.toMillis(ttl, "ttl");
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		byte[] encoded = this.codec.encode(response);
@@ -446,7 +447,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Objects.requireNonNull(fingerprint, "'fingerprint' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
 		Objects.requireNonNull(response, "'response' must not be null");
-		long ttlMillis = positiveMillis(ttl, "ttl");
+		long ttlMillis = StoreDurations.toMillis(ttl, "ttl");
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		byte[] encoded = this.codec.encode(response);
@@ -491,7 +492,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
 		Objects.requireNonNull(key, "'key' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
-		long leaseMillis = positiveMillis(lease, "lease");
+		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		String sql = this.statements.extend;
@@ -569,15 +570,6 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 					+ "): answering that it cannot be replayed until the record expires");
 			return StoredResponse.unreadable();
 		}
-	}
-
-	private static long positiveMillis(Duration duration, String name) {
-		Objects.requireNonNull(duration, () -> "'" + name + "' must not be null");
-		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException("'" + name + "' must be positive");
-		}
-		// sub-millisecond durations still give a lease, never an already lapsed one
-		return Math.max(1, duration.toMillis());
 	}
 
 	private static UUID toUuid(OwnerToken token) {

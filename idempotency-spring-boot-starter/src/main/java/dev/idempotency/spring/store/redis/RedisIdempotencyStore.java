@@ -36,6 +36,7 @@ import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.StoreDurations;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -239,9 +240,9 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		Objects.requireNonNull(fingerprint, "'fingerprint' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
 		byte[] redisKey = redisKey(key);
-		long leaseMillis = millis(lease, "lease");
+		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		// the record must not expire while its lease is live
-		long ttlMillis = Math.max(millis(ttl, "ttl"), leaseMillis);
+		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
 		byte[] claim = claim(fingerprint, token, ttlMillis - leaseMillis, ttlMillis);
 		if (this.claimWithSet) {
 			AcquireResult result = claimWithSet(key, redisKey, claim, ttlMillis, fingerprint, token);
@@ -304,7 +305,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
 		Objects.requireNonNull(token, "'token' must not be null");
 		Objects.requireNonNull(response, "'response' must not be null");
-		byte[] ttlMillis = ascii(millis(ttl, "ttl"));
+		byte[] ttlMillis = ascii(StoreDurations.toMillis(ttl, "ttl"));
 		byte[] encoded = this.codec.encode(response);
 		return isDone(key,
 				execute(key, COMPLETE, ReturnType.INTEGER, redisKey(key), token.toBytes(), ttlMillis, encoded));
@@ -319,7 +320,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	@Override
 	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
 		Objects.requireNonNull(token, "'token' must not be null");
-		byte[] leaseMillis = ascii(millis(lease, "lease"));
+		byte[] leaseMillis = ascii(StoreDurations.toMillis(lease, "lease"));
 		return isDone(key, execute(key, EXTEND, ReturnType.INTEGER, redisKey(key), token.toBytes(), leaseMillis));
 	}
 
@@ -471,15 +472,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	private static IdempotencyStoreException unreadable(IdempotencyKey key, long code) {
 		return new IdempotencyStoreException(
 				"Record of key '" + key + "' in Redis is not in the expected format (code " + code + ")");
-	}
-
-	private static long millis(Duration duration, String name) {
-		Objects.requireNonNull(duration, () -> "'" + name + "' must not be null");
-		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException("'" + name + "' must be positive");
-		}
-		// round a sub-millisecond remainder up: Redis counts whole milliseconds
-		return duration.toMillis() + ((duration.toNanosPart() % 1_000_000 != 0) ? 1 : 0);
 	}
 
 	private static byte[] ascii(long value) {
