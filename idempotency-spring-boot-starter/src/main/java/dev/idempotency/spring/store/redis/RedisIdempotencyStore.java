@@ -44,7 +44,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
-import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.core.types.Expiration;
 
 /**
@@ -58,57 +58,24 @@ import org.springframework.data.redis.core.types.Expiration;
  * replay of a completed key cost no script at all. Only when the key is held by a
  * processing record with the same fingerprint does a second round trip ask a Lua script
  * whether its lease has lapsed and, if so, take it over atomically. The other operations
- * are Lua scripts run with {@code EVALSHA} (falling back to {@code EVAL} once when the
- * server's script cache was flushed), because each must check the owner token and write
- * in one step: the fencing of {@code complete}, {@code release} and {@code extend}.
- * {@link #evict} is a plain {@code DEL}. A server whose {@code SET} cannot combine
- * {@code NX} with {@code GET} (before Redis 7.0) answers the claim with a syntax error;
- * the store then claims with the script, in one round trip too.
+ * are Lua scripts, Spring Data Redis {@link RedisScript}s run with {@code EVALSHA}
+ * (falling back to {@code EVAL} once when the server's script cache was flushed), because
+ * each must check the owner token and write in one step: the fencing of {@code complete},
+ * {@code release} and {@code extend}. {@link #evict} is a plain {@code DEL}. A server
+ * whose {@code SET} cannot combine {@code NX} with {@code GET} (before Redis 7.0) answers
+ * the claim with a syntax error; the store then claims with the script, in one round trip
+ * too.
  * <p>
  * <b>Data layout.</b> A record is one Redis string under the key
  * <code>{keyPrefix}{<i>digest</i>}</code>, where <i>digest</i> is the unpadded base64url
  * form of {@link IdempotencyKey#digest()}. The braces are a Redis Cluster hash tag, so a
  * command only ever touches one slot; keys have a fixed length and client-chosen
- * characters never reach Redis. The value is binary (1-based byte positions; times are 16
- * ASCII digits):
- * <table>
- * <caption>Record value</caption>
- * <tr>
- * <th>bytes</th>
- * <th>content</th>
- * </tr>
- * <tr>
- * <td>1</td>
- * <td>state: {@code P} (processing) or {@code C} (completed)</td>
- * </tr>
- * <tr>
- * <td>2-17</td>
- * <td>processing: the lease floor, the key's remaining TTL in milliseconds at or below
- * which the lease has lapsed; completed: the expiry, epoch milliseconds of the Redis
- * clock</td>
- * </tr>
- * <tr>
- * <td>18-33</td>
- * <td>creation time, epoch milliseconds of the Redis clock; zeros in a processing record
- * until a script stamps it</td>
- * </tr>
- * <tr>
- * <td>34-49</td>
- * <td>claim TTL: the {@code PX} in milliseconds the record was claimed with</td>
- * </tr>
- * <tr>
- * <td>50-81</td>
- * <td>request fingerprint (32 bytes)</td>
- * </tr>
- * <tr>
- * <td>82-97</td>
- * <td>owner token ({@link OwnerToken#toBytes()}, 16 bytes)</td>
- * </tr>
- * <tr>
- * <td>98-</td>
- * <td>completed only: the response in the {@link StoredResponseCodec} form</td>
- * </tr>
- * </table>
+ * characters never reach Redis. The value is binary: a 97-byte header (state, lease floor
+ * or expiry, creation time, claim TTL, request fingerprint and owner token
+ * ({@link OwnerToken#toBytes()}), times as 16 ASCII digits) followed, once completed, by
+ * the response in the {@link StoredResponseCodec} form. The layout is drawn and named
+ * once for Java, in {@code RedisRecordLayout}, and once for the scripts, in their shared
+ * prelude {@code record.lua}.
  * <p>
  * <b>Time.</b> The key's Redis TTL is the record's expiry: {@code max(ttl, lease)} of
  * {@link #acquire} while processing (so the record of a crashed owner disappears even if
@@ -141,27 +108,6 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private static final Log logger = LogFactory.getLog(RedisIdempotencyStore.class);
 
-	static final int HEADER_LENGTH = 97;
-
-	private static final int STATE_OFFSET = 0;
-
-	// processing: the lease floor; completed: the expiry
-	private static final int TIME_OFFSET = 1;
-
-	private static final int CREATED_OFFSET = 17;
-
-	private static final int CLAIM_TTL_OFFSET = 33;
-
-	private static final int FINGERPRINT_OFFSET = 49;
-
-	private static final int TOKEN_OFFSET = 81;
-
-	private static final int TIME_DIGITS = 16;
-
-	private static final byte PROCESSING = 'P';
-
-	private static final byte COMPLETED = 'C';
-
 	private static final long ACQUIRED = 1;
 
 	private static final long REPLAY = 2;
@@ -172,21 +118,14 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 
 	private static final long UNREADABLE = -1;
 
-	private static final LuaScript ACQUIRE = LuaScript.load("acquire");
-
-	private static final LuaScript COMPLETE = LuaScript.load("complete");
-
-	private static final LuaScript RELEASE = LuaScript.load("release");
-
-	private static final LuaScript EXTEND = LuaScript.load("extend");
-
-	private static final LuaScript FIND = LuaScript.load("find");
-
 	private static final Base64.Encoder BASE64URL = Base64.getUrlEncoder().withoutPadding();
 
 	private final RedisConnectionFactory connectionFactory;
 
-	private String keyPrefix = DEFAULT_KEY_PREFIX;
+	private final RedisScriptRunner scripts = new RedisScriptRunner();
+
+	// the key prefix and the hash tag's opening brace in UTF-8, built once for every key
+	private byte[] keyStart = keyStartOf(DEFAULT_KEY_PREFIX);
 
 	private StoredResponseCodec codec = new StoredResponseCodec();
 
@@ -212,7 +151,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
 			throw new IllegalArgumentException("'keyPrefix' must not contain braces");
 		}
-		this.keyPrefix = keyPrefix;
+		this.keyStart = keyStartOf(keyPrefix);
 	}
 
 	/**
@@ -243,14 +182,14 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		// the record must not expire while its lease is live
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
-		byte[] claim = claim(fingerprint, token, ttlMillis - leaseMillis, ttlMillis);
+		byte[] claim = RedisRecordLayout.claim(fingerprint, token, ttlMillis - leaseMillis, ttlMillis);
 		if (this.claimWithSet) {
 			AcquireResult result = claimWithSet(key, redisKey, claim, ttlMillis, fingerprint, token);
 			if (result != null) {
 				return result;
 			}
 		}
-		List<Object> reply = execute(key, ACQUIRE, ReturnType.MULTI, redisKey, claim, ascii(ttlMillis));
+		List<Object> reply = execute(key, RedisRecordScripts.ACQUIRE, redisKey, claim, ascii(ttlMillis));
 		long code = longAt(reply, 0);
 		if (code == ACQUIRED) {
 			return new AcquireResult.Acquired(token);
@@ -277,7 +216,7 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 				.setGet(redisKey, claim, Expiration.milliseconds(ttlMillis), SetOption.ifAbsent()));
 		}
 		catch (IdempotencyStoreException ex) {
-			if (!LuaScript.hasMessage(ex, "syntax error")) {
+			if (!hasMessage(ex, "syntax error")) {
 				throw ex;
 			}
 			this.claimWithSet = false;
@@ -287,18 +226,13 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		if (existing == null) {
 			return new AcquireResult.Acquired(token);
 		}
-		if (existing.length < HEADER_LENGTH) {
+		if (!RedisRecordLayout.hasHeader(existing)) {
 			throw unreadable(key, UNREADABLE);
 		}
-		byte state = existing[STATE_OFFSET];
-		if (state != PROCESSING && state != COMPLETED) {
-			throw unreadable(key, UNREADABLE);
-		}
-		if (!Arrays.equals(existing, FINGERPRINT_OFFSET, FINGERPRINT_OFFSET + RequestFingerprint.LENGTH,
-				fingerprint.toByteArray(), 0, RequestFingerprint.LENGTH)) {
+		if (!RedisRecordLayout.hasFingerprint(existing, fingerprint)) {
 			return new AcquireResult.Mismatch();
 		}
-		return (state == COMPLETED) ? replay(existing, key) : null;
+		return RedisRecordLayout.isCompleted(existing) ? replay(existing, key) : null;
 	}
 
 	@Override
@@ -308,25 +242,25 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		byte[] ttlMillis = ascii(StoreDurations.toMillis(ttl, "ttl"));
 		byte[] encoded = this.codec.encode(response);
 		return isDone(key,
-				execute(key, COMPLETE, ReturnType.INTEGER, redisKey(key), token.toBytes(), ttlMillis, encoded));
+				execute(key, RedisRecordScripts.COMPLETE, redisKey(key), token.toBytes(), ttlMillis, encoded));
 	}
 
 	@Override
 	public boolean release(IdempotencyKey key, OwnerToken token) {
 		Objects.requireNonNull(token, "'token' must not be null");
-		return isDone(key, execute(key, RELEASE, ReturnType.INTEGER, redisKey(key), token.toBytes()));
+		return isDone(key, execute(key, RedisRecordScripts.RELEASE, redisKey(key), token.toBytes()));
 	}
 
 	@Override
 	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
 		Objects.requireNonNull(token, "'token' must not be null");
 		byte[] leaseMillis = ascii(StoreDurations.toMillis(lease, "lease"));
-		return isDone(key, execute(key, EXTEND, ReturnType.INTEGER, redisKey(key), token.toBytes(), leaseMillis));
+		return isDone(key, execute(key, RedisRecordScripts.EXTEND, redisKey(key), token.toBytes(), leaseMillis));
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-		List<Object> reply = execute(key, FIND, ReturnType.MULTI, redisKey(key));
+		List<Object> reply = execute(key, RedisRecordScripts.FIND, redisKey(key));
 		if (reply.isEmpty()) {
 			return Optional.empty();
 		}
@@ -337,29 +271,25 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			// every record is written with a TTL: someone changed it by hand
 			throw new IdempotencyStoreException("Record of key '" + key + "' has no expiry in Redis");
 		}
-		if (value.length < HEADER_LENGTH) {
+		if (!RedisRecordLayout.hasHeader(value)
+				|| (RedisRecordLayout.isProcessing(value) && value.length != RedisRecordLayout.HEADER_LENGTH)) {
 			throw unreadable(key, UNREADABLE);
 		}
-		byte state = value[STATE_OFFSET];
-		if ((state != PROCESSING && state != COMPLETED) || (state == PROCESSING && value.length != HEADER_LENGTH)) {
-			throw unreadable(key, UNREADABLE);
-		}
-		boolean completed = state == COMPLETED;
-		long created = parseTime(value, CREATED_OFFSET, key);
+		boolean completed = RedisRecordLayout.isCompleted(value);
+		long created = time(value, RedisRecordLayout.CREATED_OFFSET, key);
 		// a completed record carries its expiry, which a replay reports too; TIME and
 		// PTTL are each rounded to the millisecond, so their sum may be one off
-		long expiresAt = completed ? parseTime(value, TIME_OFFSET, key) : now + pttl;
+		long expiresAt = completed ? time(value, RedisRecordLayout.TIME_OFFSET, key) : now + pttl;
 		@Nullable Instant leaseExpiresAt = null;
 		if (!completed) {
-			long floor = parseTime(value, TIME_OFFSET, key);
+			long floor = time(value, RedisRecordLayout.TIME_OFFSET, key);
 			leaseExpiresAt = Instant.ofEpochMilli(now + pttl - floor);
 			if (created == 0) {
-				created = now - (parseTime(value, CLAIM_TTL_OFFSET, key) - pttl);
+				created = now - (time(value, RedisRecordLayout.CLAIM_TTL_OFFSET, key) - pttl);
 			}
 		}
-		RequestFingerprint fingerprint = RequestFingerprint
-			.of(Arrays.copyOfRange(value, FINGERPRINT_OFFSET, FINGERPRINT_OFFSET + RequestFingerprint.LENGTH));
-		OwnerToken owner = OwnerToken.fromBytes(Arrays.copyOfRange(value, TOKEN_OFFSET, HEADER_LENGTH));
+		RequestFingerprint fingerprint = RedisRecordLayout.fingerprint(value);
+		OwnerToken owner = RedisRecordLayout.owner(value);
 		@Nullable StoredResponse response = completed ? decodeResponse(value, key) : null;
 		return Optional.of(new IdempotencyRecord(key, fingerprint,
 				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, owner,
@@ -381,15 +311,24 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 	 */
 	byte[] redisKey(IdempotencyKey key) {
 		Objects.requireNonNull(key, "'key' must not be null");
-		String digest = BASE64URL.encodeToString(key.digest());
-		return (this.keyPrefix + "{" + digest + "}").getBytes(StandardCharsets.UTF_8);
+		// base64url is ASCII, so its bytes are already UTF-8
+		byte[] digest = BASE64URL.encode(key.digest());
+		byte[] start = this.keyStart;
+		byte[] redisKey = Arrays.copyOf(start, start.length + digest.length + 1);
+		System.arraycopy(digest, 0, redisKey, start.length, digest.length);
+		redisKey[redisKey.length - 1] = '}';
+		return redisKey;
 	}
 
-	private <T> T execute(IdempotencyKey key, LuaScript script, ReturnType returnType, byte[]... keyAndArgs) {
-		T reply = call(key, (connection) -> script.execute(connection, returnType, keyAndArgs));
+	private static byte[] keyStartOf(String keyPrefix) {
+		return (keyPrefix + "{").getBytes(StandardCharsets.UTF_8);
+	}
+
+	private <T> T execute(IdempotencyKey key, RedisScript<T> script, byte[]... keyAndArgs) {
+		T reply = call(key, (connection) -> this.scripts.run(connection, script, keyAndArgs));
 		if (reply == null) {
 			throw new IdempotencyStoreException(
-					"Redis gave no reply to script '" + script.name() + "' for key '" + key + "'");
+					"Redis gave no reply to script " + script.getSha1() + " for key '" + key + "'");
 		}
 		return reply;
 	}
@@ -412,33 +351,15 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return reply == 1;
 	}
 
-	/**
-	 * Return the value of a processing record: the claim written by {@link #acquire}.
-	 * @param fingerprint the request's fingerprint
-	 * @param token the owner's token
-	 * @param leaseFloor the key's TTL at or below which the lease has lapsed
-	 * @param ttlMillis the key's TTL when claimed
-	 * @return the value
-	 */
-	static byte[] claim(RequestFingerprint fingerprint, OwnerToken token, long leaseFloor, long ttlMillis) {
-		byte[] value = new byte[HEADER_LENGTH];
-		value[STATE_OFFSET] = PROCESSING;
-		writeTime(value, TIME_OFFSET, leaseFloor);
-		writeTime(value, CREATED_OFFSET, 0);
-		writeTime(value, CLAIM_TTL_OFFSET, ttlMillis);
-		System.arraycopy(fingerprint.toByteArray(), 0, value, FINGERPRINT_OFFSET, RequestFingerprint.LENGTH);
-		System.arraycopy(token.toBytes(), 0, value, TOKEN_OFFSET, OwnerToken.LENGTH);
-		return value;
-	}
-
 	private AcquireResult.Replay replay(byte[] value, IdempotencyKey key) {
-		Instant expiresAt = Instant.ofEpochMilli(parseTime(value, TIME_OFFSET, key));
+		Instant expiresAt = Instant.ofEpochMilli(time(value, RedisRecordLayout.TIME_OFFSET, key));
 		return new AcquireResult.Replay(decodeResponse(value, key), expiresAt);
 	}
 
 	private StoredResponse decodeResponse(byte[] value, IdempotencyKey key) {
 		try {
-			return this.codec.decode(value, HEADER_LENGTH, value.length - HEADER_LENGTH);
+			return this.codec.decode(value, RedisRecordLayout.HEADER_LENGTH,
+					value.length - RedisRecordLayout.HEADER_LENGTH);
 		}
 		catch (StoredResponseFormatException ex) {
 			// the request did complete: it must not run again, nor every retry fail
@@ -449,29 +370,37 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		}
 	}
 
-	private static long parseTime(byte[] value, int offset, IdempotencyKey key) {
-		long millis = 0;
-		for (int i = offset; i < offset + TIME_DIGITS; i++) {
-			int digit = value[i] - '0';
-			if (digit < 0 || digit > 9) {
-				throw unreadable(key, UNREADABLE);
-			}
-			millis = millis * 10 + digit;
+	private static long time(byte[] value, int offset, IdempotencyKey key) {
+		long millis = RedisRecordLayout.readTime(value, offset);
+		if (millis == RedisRecordLayout.UNREADABLE_TIME) {
+			throw unreadable(key, UNREADABLE);
 		}
 		return millis;
-	}
-
-	private static void writeTime(byte[] value, int offset, long millis) {
-		long rest = millis;
-		for (int i = offset + TIME_DIGITS - 1; i >= offset; i--) {
-			value[i] = (byte) ('0' + (rest % 10));
-			rest /= 10;
-		}
 	}
 
 	private static IdempotencyStoreException unreadable(IdempotencyKey key, long code) {
 		return new IdempotencyStoreException(
 				"Record of key '" + key + "' in Redis is not in the expected format (code " + code + ")");
+	}
+
+	/**
+	 * Return whether an exception or one of its causes carries a Redis error message
+	 * containing the given text.
+	 * @param ex the exception
+	 * @param text the text, such as an error code
+	 * @return {@code true} if a message in the cause chain contains it
+	 */
+	private static boolean hasMessage(Throwable ex, String text) {
+		Throwable candidate = ex;
+		// a cause chain could in principle be cyclic: look a few levels deep at most
+		for (int depth = 0; candidate != null && depth < 10; depth++) {
+			String message = candidate.getMessage();
+			if (message != null && message.contains(text)) {
+				return true;
+			}
+			candidate = candidate.getCause();
+		}
+		return false;
 	}
 
 	private static byte[] ascii(long value) {

@@ -23,21 +23,17 @@
 local key = KEYS[1]
 local value = redis.call('GET', key)
 if value then
-	if #value < HEADER then
-		return {-1}
-	end
-	local state = string.sub(value, 1, 1)
-	if state ~= 'P' and state ~= 'C' then
+	if not has_header(value) then
 		return {-1}
 	end
 	-- a key reused with another request is misuse, whatever the state, until it expires
-	if string.sub(value, 50, 81) ~= string.sub(ARGV[1], 50, 81) then
+	if record_fingerprint(value) ~= record_fingerprint(ARGV[1]) then
 		return {4}
 	end
-	if state == 'C' then
+	if record_state(value) == COMPLETED then
 		return {2, value}
 	end
-	local floor = tonumber(string.sub(value, 2, 17))
+	local floor = record_lease_floor(value)
 	local pttl = redis.call('PTTL', key)
 	if #value ~= HEADER or not floor or pttl < 0 then
 		return {-1}

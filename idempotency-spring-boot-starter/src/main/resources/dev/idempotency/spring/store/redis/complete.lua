@@ -21,7 +21,7 @@ local header, state = owned_header(key, ARGV[1])
 if not header then
 	return state
 end
-if state == 'C' then
+if state == COMPLETED then
 	return 1
 end
 local now = now_millis()
@@ -30,6 +30,5 @@ if not created then
 	return -1
 end
 local ttl = tonumber(ARGV[2])
-redis.call('SET', key, 'C' .. digits(now + ttl) .. digits(created) .. string.sub(header, 34, HEADER) .. ARGV[3],
-	'PX', ttl)
+redis.call('SET', key, completed_record(header, now + ttl, created, ARGV[3]), 'PX', ttl)
 return 1

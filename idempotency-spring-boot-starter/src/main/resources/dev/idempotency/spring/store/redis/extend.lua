@@ -21,7 +21,7 @@ local header, state = owned_header(key, ARGV[1])
 if not header then
 	return state
 end
-if state ~= 'P' then
+if state ~= PROCESSING then
 	return 0
 end
 local created = created_at(key, header, now_millis())
@@ -35,5 +35,5 @@ if pttl < lease then
 	redis.call('PEXPIRE', key, lease)
 	pttl = lease
 end
-redis.call('SETRANGE', key, 1, digits(pttl - lease) .. digits(created))
+stamp_lease(key, pttl - lease, created)
 return 1

@@ -54,6 +54,7 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.RedisStringCommands.SetOption;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.core.types.Expiration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -71,8 +72,6 @@ import static org.assertj.core.api.Assertions.within;
 class RedisIdempotencyStoreStorageIT {
 
 	private static final String PREFIX = RedisTestServer.uniquePrefix("storage");
-
-	private static final String[] SCRIPTS = { "acquire", "complete", "release", "extend", "find" };
 
 	private static final Duration LEASE = Duration.ofSeconds(30);
 
@@ -272,7 +271,7 @@ class RedisIdempotencyStoreStorageIT {
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
 		acquire(key, token);
-		byte[] claim = RedisIdempotencyStore.claim(this.fingerprint, token, TTL.toMillis() - LEASE.toMillis(),
+		byte[] claim = RedisRecordLayout.claim(this.fingerprint, token, TTL.toMillis() - LEASE.toMillis(),
 				TTL.toMillis());
 		assertThat(get(key)).isEqualTo(claim);
 	}
@@ -282,7 +281,7 @@ class RedisIdempotencyStoreStorageIT {
 		IdempotencyKey warm = newKey();
 		OwnerToken warmToken = OwnerToken.generate();
 		exerciseEveryScript(warm, warmToken);
-		String[] shas = Arrays.stream(SCRIPTS).map((name) -> LuaScript.load(name).sha1()).toArray(String[]::new);
+		String[] shas = RedisRecordScripts.all().stream().map(RedisScript::getSha1).toArray(String[]::new);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			assertThat(connection.scriptingCommands().scriptExists(shas)).containsOnly(true);
 			connection.scriptingCommands().scriptFlush();
