@@ -22,6 +22,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import org.springframework.data.redis.core.script.DigestUtils;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -87,7 +88,7 @@ final class RedisRecordScripts {
 	 * @return the script
 	 */
 	static <T> RedisScript<T> load(String name, Class<T> resultType) {
-		return RedisScript.of(read(PRELUDE) + read(name), resultType);
+		return new FixedScript<>(read(PRELUDE) + read(name), resultType);
 	}
 
 	/**
@@ -113,6 +114,45 @@ final class RedisRecordScripts {
 	@SuppressWarnings({ "unchecked", "rawtypes" })
 	private static Class<List<Object>> multi() {
 		return (Class) List.class;
+	}
+
+	/**
+	 * A script whose text never changes, with its digest computed once. Spring Data's
+	 * {@code DefaultRedisScript} takes a lock on every {@code getSha1()} to notice a
+	 * changed script source, which would make every script call of every request meet on
+	 * one lock.
+	 *
+	 * @param <T> the type of the reply
+	 */
+	private static final class FixedScript<T> implements RedisScript<T> {
+
+		private final String text;
+
+		private final String sha1;
+
+		private final Class<T> resultType;
+
+		FixedScript(String text, Class<T> resultType) {
+			this.text = text;
+			this.sha1 = DigestUtils.sha1DigestAsHex(text);
+			this.resultType = resultType;
+		}
+
+		@Override
+		public String getSha1() {
+			return this.sha1;
+		}
+
+		@Override
+		public Class<T> getResultType() {
+			return this.resultType;
+		}
+
+		@Override
+		public String getScriptAsString() {
+			return this.text;
+		}
+
 	}
 
 }
