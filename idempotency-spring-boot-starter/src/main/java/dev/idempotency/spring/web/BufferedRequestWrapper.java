@@ -33,6 +33,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import dev.idempotency.core.FingerprintInput;
+import dev.idempotency.core.HttpHeader;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
@@ -186,6 +188,25 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 	 */
 	byte[] fingerprintBody() {
 		return this.fingerprintBody;
+	}
+
+	/**
+	 * Return what this request is fingerprinted from: method, path, query, content type,
+	 * the values of the given headers and the {@link #fingerprintBody() body}.
+	 * @param headerNames the names of the headers that take part, in their order
+	 * @return the input of the fingerprinter
+	 */
+	FingerprintInput fingerprintInput(List<String> headerNames) {
+		List<HttpHeader> headers = new ArrayList<>(headerNames.size());
+		for (String name : headerNames) {
+			Enumeration<String> values = getHeaders(name);
+			while (values != null && values.hasMoreElements()) {
+				headers.add(new HttpHeader(name, values.nextElement()));
+			}
+		}
+		byte[] body = this.fingerprintBody;
+		return FingerprintInput.of(getMethod(), getRequestURI(), getQueryString(), getContentType(), headers, body, 0,
+				body.length);
 	}
 
 	@Override

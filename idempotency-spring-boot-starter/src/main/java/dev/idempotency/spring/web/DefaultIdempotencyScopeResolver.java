@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.security.Principal;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyScopes;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -33,7 +34,8 @@ import org.springframework.util.StringUtils;
  * another: {@code header:<value>} for the scope header, {@code principal:<name>} for the
  * principal (also when the name is empty: an authenticated caller never shares the global
  * scope), and the empty string for the global scope. A tenant {@code alice} and a user
- * {@code alice} therefore never share a record.
+ * {@code alice} therefore never share a record. {@link IdempotencyScopes} defines these
+ * forms.
  * <p>
  * A scope header is only trustworthy when it is set by infrastructure in front of the
  * application (an API gateway that authenticates the tenant); a client that can choose it
@@ -49,12 +51,12 @@ public final class DefaultIdempotencyScopeResolver implements IdempotencyScopeRe
 	/**
 	 * Prefix of the scopes taken from the scope header.
 	 */
-	public static final String HEADER_SCOPE_PREFIX = "header:";
+	public static final String HEADER_SCOPE_PREFIX = IdempotencyScopes.HEADER_PREFIX;
 
 	/**
 	 * Prefix of the scopes taken from the authenticated principal's name.
 	 */
-	public static final String PRINCIPAL_SCOPE_PREFIX = "principal:";
+	public static final String PRINCIPAL_SCOPE_PREFIX = IdempotencyScopes.PRINCIPAL_PREFIX;
 
 	private final @Nullable String scopeHeader;
 
@@ -79,13 +81,12 @@ public final class DefaultIdempotencyScopeResolver implements IdempotencyScopeRe
 		if (this.scopeHeader != null) {
 			String value = request.getHeader(this.scopeHeader);
 			if (StringUtils.hasText(value)) {
-				return HEADER_SCOPE_PREFIX + value.strip();
+				return IdempotencyScopes.header(value.strip());
 			}
 		}
 		Principal principal = request.getUserPrincipal();
 		if (principal != null) {
-			String name = principal.getName();
-			return PRINCIPAL_SCOPE_PREFIX + ((name != null) ? name : "");
+			return IdempotencyScopes.principal(principal.getName());
 		}
 		return IdempotencyKey.GLOBAL_SCOPE;
 	}

@@ -17,49 +17,31 @@
 package dev.idempotency.spring.web;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Enumeration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import dev.idempotency.core.FingerprintInput;
-import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyScopes;
 import dev.idempotency.core.RequestFingerprint;
-import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.StoredResponseCodec;
-import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Decision;
-import dev.idempotency.core.engine.Execution;
 import dev.idempotency.core.engine.IdempotencyEngine;
-import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
-import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation;
 import dev.idempotency.spring.web.observation.IdempotencyOutcome;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.ServletRequestListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.web.filter.OncePerRequestFilter;
-import org.springframework.web.util.WebUtils;
 
 /**
  * Servlet filter that applies the idempotency contract to the requests of idempotent
@@ -136,19 +118,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			"WWW-Authenticate", "X-Auth-Token", "X-Access-Token", "X-Refresh-Token", "X-Api-Key",
 			"X-Amz-Security-Token", "X-CSRF-Token", "X-XSRF-Token");
 
-	private static final String CALL_ATTRIBUTE = IdempotencyFilter.class.getName() + ".CALL";
-
-	// before the non-empty scopes of a resolver other than the default one
-	static final String CUSTOM_SCOPE_PREFIX = "custom:";
-
-	// before the digest of a scope too long to store; no literal scope starts with it,
-	// as every non-empty one starts with the prefix of its source
-	static final String HASHED_SCOPE_PREFIX = "sha256:";
-
-	private static final int MAX_TTL_HEADER_DIGITS = 10;
-
-	private static final IdempotencyObservationConvention DEFAULT_OBSERVATION_CONVENTION = new DefaultIdempotencyObservationConvention();
-
 	private final IdempotencyEngine engine;
 
 	private final IdempotentEndpointResolver endpointResolver;
@@ -159,13 +128,17 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private IdempotencyScopeResolver scopeResolver = new DefaultIdempotencyScopeResolver();
 
-	private ProblemWriter problems = new ProblemWriter(DEFAULT_PROBLEM_TYPE_BASE);
+	private String problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
 
 	private boolean expiresHeader = true;
 
-	private @Nullable String clientTtlHeader;
+	private ClientTtlHeader clientTtlHeader = ClientTtlHeader.NONE;
 
 	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), DEFAULT_EXCLUDED_RESPONSE_HEADERS);
+
+	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+
+	private ReplayWriter replays = new ReplayWriter(this.storedHeaders, this.expiresHeader, this.problems);
 
 	private IdempotencyRequestListener listener = IdempotencyRequestListener.NONE;
 
@@ -193,6 +166,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	public void setKeyHeader(String keyHeader) {
 		this.keyHeader = Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
+		configureResponses();
 	}
 
 	/**
@@ -200,15 +174,14 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * {@link DefaultIdempotencyScopeResolver} without scope header. The non-empty scopes
 	 * of any other resolver are stored under {@code custom:}, so that they never meet the
 	 * default resolver's; a scope longer than {@link IdempotencyKey#MAX_SCOPE_LENGTH} is
-	 * stored as {@code sha256:} and the hex digest of the prefixed scope.
+	 * stored as {@code sha256:} and the hex digest of the prefixed scope (see
+	 * {@link IdempotencyScopes}).
 	 * @param scopeResolver the resolver, never {@code null}
 	 */
 	public void setScopeResolver(IdempotencyScopeResolver scopeResolver) {
 		Objects.requireNonNull(scopeResolver, "'scopeResolver' must not be null");
-		this.scopeResolver = (scopeResolver instanceof DefaultIdempotencyScopeResolver) ? scopeResolver : (request) -> {
-			String scope = scopeResolver.resolveScope(request);
-			return scope.isEmpty() ? scope : CUSTOM_SCOPE_PREFIX + scope;
-		};
+		this.scopeResolver = (scopeResolver instanceof DefaultIdempotencyScopeResolver) ? scopeResolver
+				: (request) -> IdempotencyScopes.custom(scopeResolver.resolveScope(request));
 	}
 
 	/**
@@ -217,8 +190,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * @param problemTypeBase the base, never {@code null}
 	 */
 	public void setProblemTypeBase(String problemTypeBase) {
-		this.problems = new ProblemWriter(
-				Objects.requireNonNull(problemTypeBase, "'problemTypeBase' must not be null"));
+		this.problemTypeBase = Objects.requireNonNull(problemTypeBase, "'problemTypeBase' must not be null");
+		configureResponses();
 	}
 
 	/**
@@ -228,6 +201,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	public void setExpiresHeader(boolean expiresHeader) {
 		this.expiresHeader = expiresHeader;
+		configureResponses();
 	}
 
 	/**
@@ -237,7 +211,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * @param clientTtlHeader the header name, or {@code null} to disable
 	 */
 	public void setClientTtlHeader(@Nullable String clientTtlHeader) {
-		this.clientTtlHeader = clientTtlHeader;
+		this.clientTtlHeader = (clientTtlHeader != null) ? new ClientTtlHeader(clientTtlHeader) : ClientTtlHeader.NONE;
 	}
 
 	/**
@@ -254,6 +228,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	public void setStoredHeaders(Collection<String> include, Collection<String> exclude) {
 		this.storedHeaders = new StoredHeaders(include, exclude);
+		configureResponses();
 	}
 
 	/**
@@ -293,7 +268,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * @return the listener
 	 */
 	public ServletRequestListener requestCleanupListener() {
-		return new CleanupListener();
+		return new PendingExecution.CleanupListener();
+	}
+
+	private void configureResponses() {
+		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+		this.replays = new ReplayWriter(this.storedHeaders, this.expiresHeader, this.problems);
 	}
 
 	@Override
@@ -315,503 +295,132 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
-		Call call = (Call) request.getAttribute(CALL_ATTRIBUTE);
-		if (call != null) {
-			resume(call, request, response, chain);
+		PendingExecution pending = PendingExecution.of(request);
+		if (pending != null) {
+			pending.resume(request, response, chain);
 			return;
 		}
-		IdempotentEndpoint endpoint = (request.getDispatcherType() == DispatcherType.REQUEST)
-				? this.endpointResolver.resolve(request) : null;
-		if (endpoint == null) {
+		IdempotentEndpoint endpoint = resolveEndpoint(request);
+		EndpointPolicy policy = (endpoint != null) ? policyOf(endpoint) : null;
+		Enumeration<String> keyValues = (policy != null) ? request.getHeaders(this.keyHeader) : null;
+		if (policy == null || (!endpoint.required() && isAbsent(keyValues))) {
+			// not an idempotent endpoint, or an optional key that was not sent
 			chain.doFilter(request, response);
 			return;
 		}
-		EndpointPolicy policy = this.policies.get(endpoint.policy());
-		if (policy == null) {
-			throw new IllegalStateException("Idempotency policy '" + endpoint.policy() + "' is not configured");
-		}
-		handle(endpoint, policy, request, response, chain);
-	}
-
-	private void handle(IdempotentEndpoint endpoint, EndpointPolicy policy, HttpServletRequest request,
-			HttpServletResponse response, FilterChain chain) throws ServletException, IOException {
-		Enumeration<String> values = request.getHeaders(this.keyHeader);
-		if ((values == null || !values.hasMoreElements()) && !endpoint.required()) {
-			// an optional key that was not sent: the request is not idempotent
-			chain.doFilter(request, response);
-			return;
-		}
-		RequestObservation observation = observe(request, policy);
+		RequestObservation observation = RequestObservation.start(this.observationRegistry, this.observationConvention,
+				request, policy);
 		try (Observation.Scope scope = observation.openScope()) {
-			process(policy, values, request, response, chain, observation);
+			String clientKey = readKey(keyValues, policy, request, response, observation);
+			BufferedRequestWrapper buffered = (clientKey != null)
+					? buffer(clientKey, policy, request, response, observation) : null;
+			if (buffered != null) {
+				// else the key or the body was refused with a problem
+				IdempotencyKey key = key(clientKey, request);
+				Decision decision = this.engine.begin(key, fingerprint(buffered, policy),
+						this.clientTtlHeader.policy(request, policy));
+				act(decision, key, policy, buffered, response, chain, observation);
+			}
 		}
 		catch (Throwable ex) {
 			observation.fail(ex);
 			throw ex;
 		}
-		if (request.getAttribute(CALL_ATTRIBUTE) == null) {
+		if (PendingExecution.of(request) == null) {
 			// otherwise the execution goes on in an async or error dispatch
 			observation.stop();
 		}
 	}
 
-	private RequestObservation observe(HttpServletRequest request, EndpointPolicy policy) {
-		ObservationRegistry registry = this.observationRegistry;
-		if (registry.isNoop()) {
-			return RequestObservation.NONE;
-		}
-		IdempotencyObservationContext context = new IdempotencyObservationContext(request, policy.name());
-		Observation observation = IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST
-			.observation(this.observationConvention, DEFAULT_OBSERVATION_CONVENTION, () -> context, registry)
-			.start();
-		return new ObservedRequest(observation, context);
+	private @Nullable IdempotentEndpoint resolveEndpoint(HttpServletRequest request) {
+		// later dispatches belong to the request that began them
+		return (request.getDispatcherType() == DispatcherType.REQUEST) ? this.endpointResolver.resolve(request) : null;
 	}
 
-	private void process(EndpointPolicy policy, @Nullable Enumeration<String> values, HttpServletRequest request,
-			HttpServletResponse response, FilterChain chain, RequestObservation observation)
-			throws ServletException, IOException {
-		if (values == null || !values.hasMoreElements()) {
+	private EndpointPolicy policyOf(IdempotentEndpoint endpoint) {
+		EndpointPolicy policy = this.policies.get(endpoint.policy());
+		if (policy == null) {
+			throw new IllegalStateException("Idempotency policy '" + endpoint.policy() + "' is not configured");
+		}
+		return policy;
+	}
+
+	private static boolean isAbsent(@Nullable Enumeration<String> keyValues) {
+		return keyValues == null || !keyValues.hasMoreElements();
+	}
+
+	// the client's key, or null once the request is answered with a problem
+	private @Nullable String readKey(@Nullable Enumeration<String> keyValues, EndpointPolicy policy,
+			HttpServletRequest request, HttpServletResponse response, RequestObservation observation)
+			throws IOException {
+		if (isAbsent(keyValues)) {
 			observation.outcome(IdempotencyOutcome.MISSING_KEY);
 			this.listener.onRejected(IdempotencyRequestListener.Rejection.MISSING_KEY, policy.name());
-			this.problems.write(request, response, IdempotencyProblem.KEY_MISSING,
-					"This endpoint requires an '" + this.keyHeader + "' header.", null, null, -1);
-			return;
+			this.problems.keyMissing(request, response);
+			return null;
 		}
-		String value = values.nextElement();
-		String clientKey = values.hasMoreElements() ? null : KeyHeaderParser.parse(value);
+		String value = keyValues.nextElement();
+		String clientKey = keyValues.hasMoreElements() ? null : KeyHeaderParser.parse(value);
 		if (clientKey == null) {
 			observation.outcome(IdempotencyOutcome.INVALID_KEY);
 			this.listener.onRejected(IdempotencyRequestListener.Rejection.INVALID_KEY, policy.name());
-			this.problems.write(request, response, IdempotencyProblem.KEY_INVALID,
-					"The '" + this.keyHeader + "' header must be sent once and hold one key of 1 to "
-							+ IdempotencyKey.MAX_KEY_LENGTH
-							+ " visible ASCII characters (0x21-0x7E), as a token or a quoted string.",
-					null, null, -1);
-			return;
+			this.problems.keyInvalid(request, response);
 		}
-		BufferedRequestWrapper bufferedRequest = BufferedRequestWrapper.read(request, policy.maxRequestBody());
-		if (bufferedRequest == null) {
+		return clientKey;
+	}
+
+	// the request with its body in memory, or null once it is answered with a problem
+	private @Nullable BufferedRequestWrapper buffer(String clientKey, EndpointPolicy policy, HttpServletRequest request,
+			HttpServletResponse response, RequestObservation observation) throws IOException {
+		BufferedRequestWrapper buffered = BufferedRequestWrapper.read(request, policy.maxRequestBody());
+		if (buffered == null) {
 			observation.outcome(IdempotencyOutcome.TOO_LARGE);
 			this.listener.onRejected(IdempotencyRequestListener.Rejection.TOO_LARGE, policy.name());
-			this.problems.write(
-					request, response, IdempotencyProblem.REQUEST_TOO_LARGE, "The request body exceeds the "
-							+ policy.maxRequestBody() + " bytes accepted for idempotent requests to this endpoint.",
-					clientKey, null, -1);
-			return;
+			this.problems.requestTooLarge(request, response, clientKey, policy.maxRequestBody());
 		}
-		IdempotencyKey key = new IdempotencyKey(scopeOf(request), clientKey);
+		return buffered;
+	}
+
+	private IdempotencyKey key(String clientKey, HttpServletRequest request) {
+		IdempotencyKey key = new IdempotencyKey(IdempotencyScopes.storable(this.scopeResolver.resolveScope(request)),
+				clientKey);
 		request.setAttribute(KEY_ATTRIBUTE, key);
-		RequestFingerprint fingerprint = policy.fingerprinter().fingerprint(fingerprintInput(bufferedRequest, policy));
-		Decision decision = this.engine.begin(key, fingerprint, enginePolicy(request, policy));
+		return key;
+	}
+
+	private static RequestFingerprint fingerprint(BufferedRequestWrapper request, EndpointPolicy policy) {
+		return policy.fingerprinter().fingerprint(request.fingerprintInput(policy.fingerprintHeaders()));
+	}
+
+	private void act(Decision decision, IdempotencyKey key, EndpointPolicy policy, BufferedRequestWrapper request,
+			HttpServletResponse response, FilterChain chain, RequestObservation observation)
+			throws ServletException, IOException {
 		if (decision instanceof Decision.Execute execute) {
 			observation.executing(execute.execution());
-			execute(execute.execution(), policy, bufferedRequest, response, chain, observation);
+			new PendingExecution(execute.execution(), policy, observation, this.storedHeaders, this.replays, response)
+				.run(request, chain);
 		}
 		else if (decision instanceof Decision.Replay replay) {
 			observation.outcome(IdempotencyOutcome.REPLAYED);
-			replay(replay, key, request, response);
+			this.replays.write(replay, key.key(), request, response);
 		}
 		else if (decision instanceof Decision.InProgress inProgress) {
 			observation.outcome(IdempotencyOutcome.IN_PROGRESS);
-			this.problems.write(request, response, IdempotencyProblem.REQUEST_IN_PROGRESS,
-					"A request with this key is still being processed; retry after "
-							+ inProgress.retryAfter().getSeconds() + " second(s).",
-					clientKey, inProgress.retryAfter(), -1);
+			this.problems.requestInProgress(request, response, key.key(), inProgress.retryAfter());
 		}
 		else if (decision instanceof Decision.Mismatch) {
 			observation.outcome(IdempotencyOutcome.MISMATCH);
-			this.problems.write(request, response, IdempotencyProblem.KEY_REUSED,
-					"This key was already used for a different request (method, path, query, headers or body).",
-					clientKey, null, -1);
+			this.problems.keyReused(request, response, key.key());
 		}
 		else if (decision instanceof Decision.Unavailable unavailable) {
 			observation.outcome(IdempotencyOutcome.STORE_UNAVAILABLE);
-			this.problems.write(request, response, IdempotencyProblem.STORE_UNAVAILABLE,
-					"The idempotency store is unavailable, so the request was not processed; retry after "
-							+ unavailable.retryAfter().getSeconds() + " second(s).",
-					clientKey, unavailable.retryAfter(), -1);
+			this.problems.storeUnavailable(request, response, key.key(), unavailable.retryAfter());
 		}
 		else {
 			// fail-open: the engine has logged it; run without protection
 			observation.outcome(IdempotencyOutcome.FAIL_OPEN);
-			chain.doFilter(bufferedRequest, response);
-		}
-	}
-
-	private String scopeOf(HttpServletRequest request) {
-		String scope = this.scopeResolver.resolveScope(request);
-		if (scope.length() <= IdempotencyKey.MAX_SCOPE_LENGTH) {
-			return scope;
-		}
-		// a long scope (for example a token's subject) is replaced by its digest
-		try {
-			byte[] digest = MessageDigest.getInstance("SHA-256").digest(scope.getBytes(StandardCharsets.UTF_8));
-			return HASHED_SCOPE_PREFIX + HexFormat.of().formatHex(digest);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is not available", ex);
-		}
-	}
-
-	private FingerprintInput fingerprintInput(BufferedRequestWrapper request, EndpointPolicy policy) {
-		List<HttpHeader> headers = new ArrayList<>(policy.fingerprintHeaders().size());
-		for (String name : policy.fingerprintHeaders()) {
-			Enumeration<String> values = request.getHeaders(name);
-			while (values != null && values.hasMoreElements()) {
-				headers.add(new HttpHeader(name, values.nextElement()));
-			}
-		}
-		byte[] body = request.fingerprintBody();
-		return FingerprintInput.of(request.getMethod(), request.getRequestURI(), request.getQueryString(),
-				request.getContentType(), headers, body, 0, body.length);
-	}
-
-	private IdempotencyPolicy enginePolicy(HttpServletRequest request, EndpointPolicy policy) {
-		String header = this.clientTtlHeader;
-		if (header == null) {
-			return policy.policy();
-		}
-		String value = request.getHeader(header);
-		if (value == null) {
-			return policy.policy();
-		}
-		value = value.strip();
-		if (value.isEmpty() || value.length() > MAX_TTL_HEADER_DIGITS) {
-			return policy.policy();
-		}
-		for (int i = 0; i < value.length(); i++) {
-			if (!Character.isDigit(value.charAt(i)) || value.charAt(i) > '9') {
-				return policy.policy();
-			}
-		}
-		return policy.withClientTtl(Duration.ofSeconds(Long.parseLong(value)));
-	}
-
-	private void execute(Execution execution, EndpointPolicy policy, HttpServletRequest request,
-			HttpServletResponse response, FilterChain chain, RequestObservation observation)
-			throws ServletException, IOException {
-		Call call = new Call(execution, policy, capture(execution, policy, response), observation);
-		request.setAttribute(CALL_ATTRIBUTE, call);
-		dispatch(call, request, call.capture, chain);
-	}
-
-	private CapturingResponseWrapper capture(Execution execution, EndpointPolicy policy, HttpServletResponse response) {
-		return new CapturingResponseWrapper(response, policy.maxResponseBody(), () -> {
-			// the body is too large to keep: it goes to the client before completion
-			if (this.expiresHeader && !execution.policy().nonStorableStatuses().contains(response.getStatus())) {
-				response.setHeader(EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
-			}
-		});
-	}
-
-	private void resume(Call call, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
-			throws ServletException, IOException {
-		try (Observation.Scope scope = call.observation.openScope()) {
-			resumeObserved(call, request, response, chain);
-		}
-		catch (Throwable ex) {
-			call.observation.fail(ex);
-			throw ex;
-		}
-		if (request.getAttribute(CALL_ATTRIBUTE) != call) {
-			call.observation.stop();
-		}
-	}
-
-	private void resumeObserved(Call call, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
-			throws ServletException, IOException {
-		DispatcherType type = request.getDispatcherType();
-		if (type == DispatcherType.ASYNC && !call.awaitingErrorDispatch) {
-			CapturingResponseWrapper capture = WebUtils.getNativeResponse(response, CapturingResponseWrapper.class);
-			dispatch(call, request, (capture != null) ? capture : call.capture, chain);
-		}
-		else if (type == DispatcherType.ERROR && call.awaitingErrorDispatch) {
-			// the error page of a storable sendError: capture and store it
-			call.awaitingErrorDispatch = false;
-			call.capture = capture(call.execution, call.policy, response);
-			dispatch(call, request, call.capture, chain);
-		}
-		else {
-			abandon(call, request);
 			chain.doFilter(request, response);
 		}
-	}
-
-	private void dispatch(Call call, HttpServletRequest request, CapturingResponseWrapper capture, FilterChain chain)
-			throws ServletException, IOException {
-		try {
-			chain.doFilter(request, capture);
-			afterDispatch(call, request, capture);
-		}
-		catch (Throwable ex) {
-			// the handler threw (Spring's error handling did not turn it into a
-			// response):
-			// release so that a retry runs it again; a no-op once completed
-			call.observation.error(ex);
-			abandon(call, request);
-			throw ex;
-		}
-	}
-
-	private void afterDispatch(Call call, HttpServletRequest request, CapturingResponseWrapper capture)
-			throws IOException {
-		if (request.isAsyncStarted()) {
-			call.awaitAsync(request);
-			return;
-		}
-		if (capture.isErrorSent()) {
-			if (request.getDispatcherType() == DispatcherType.ERROR || isNonStorable(call, capture.getStatus())) {
-				// a transient error, or one whose page cannot be captured: the next
-				// request
-				// runs the handler again
-				abandon(call, request);
-				return;
-			}
-			// complete from the error dispatch that renders the error page
-			call.awaitingErrorDispatch = true;
-			return;
-		}
-		finish(call, request, capture);
-	}
-
-	private void finish(Call call, HttpServletRequest request, CapturingResponseWrapper capture) throws IOException {
-		request.removeAttribute(CALL_ATTRIBUTE);
-		capture.flushWriter();
-		Execution execution = call.execution;
-		int status = capture.getStatus();
-		List<HttpHeader> headers = this.storedHeaders.capture(capture);
-		boolean streaming = capture.isStreaming();
-		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
-				: new StoredResponse(status, headers, capture.bufferedBody());
-		// only what every instance can read back: beyond the codec's limits, the status
-		// and the headers that fit, as for a body over max-response-body
-		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
-		CompletionOutcome outcome = execution.complete(stored);
-		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {
-			this.logger.warn("Response of key '" + execution.key() + "' (policy '" + call.policy.name() + "') "
-					+ (streaming ? "is larger than max-response-body (" + call.policy.maxResponseBody() + " bytes)"
-							: "has more headers than a stored response can hold (" + headers.size()
-									+ " headers; at most " + StoredResponseCodec.MAX_HEADER_COUNT + " and "
-									+ StoredResponseCodec.MAX_HEADER_BYTES + " bytes of names and values)")
-					+ ": only its status and the headers that fit were stored, and a retry is answered with the '"
-					+ IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.slug() + "' problem");
-		}
-		if (streaming) {
-			capture.flushBuffer();
-			return;
-		}
-		if (outcome == CompletionOutcome.STORED && this.expiresHeader) {
-			((HttpServletResponse) capture.getResponse()).setHeader(EXPIRES_HEADER,
-					HttpDates.format(execution.advertisedExpiry()));
-		}
-		capture.writeBufferedBody();
-	}
-
-	private void abandon(Call call, HttpServletRequest request) {
-		request.removeAttribute(CALL_ATTRIBUTE);
-		call.execution.close();
-	}
-
-	private static boolean isNonStorable(Call call, int status) {
-		return call.execution.policy().nonStorableStatuses().contains(status);
-	}
-
-	private void replay(Decision.Replay replay, IdempotencyKey key, HttpServletRequest request,
-			HttpServletResponse response) throws IOException {
-		StoredResponse stored = replay.response();
-		if (!stored.isBodyRetained()) {
-			if (this.expiresHeader) {
-				response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
-			}
-			if (!stored.isReadable()) {
-				this.problems.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
-						"The request with this key completed, but its stored response cannot be read, "
-								+ "so it cannot be replayed.",
-						key.key(), null, -1);
-				return;
-			}
-			this.problems.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
-					"The request with this key completed with status " + stored.status()
-							+ ", but its response was too large to keep, so it cannot be replayed.",
-					key.key(), null, stored.status());
-			return;
-		}
-		response.setStatus(stored.status());
-		this.storedHeaders.apply(stored.headers(), response);
-		response.setHeader(REPLAYED_HEADER, "true");
-		if (this.expiresHeader) {
-			// after the stored headers, where a first response has it too
-			response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
-		}
-		response.setContentLength(stored.bodyLength());
-		stored.writeBodyTo(response.getOutputStream());
-	}
-
-	/**
-	 * State of an execution across the dispatches of one request.
-	 */
-	private static final class Call {
-
-		final Execution execution;
-
-		final EndpointPolicy policy;
-
-		final RequestObservation observation;
-
-		CapturingResponseWrapper capture;
-
-		volatile boolean awaitingErrorDispatch;
-
-		private boolean asyncListenerAdded;
-
-		Call(Execution execution, EndpointPolicy policy, CapturingResponseWrapper capture,
-				RequestObservation observation) {
-			this.execution = execution;
-			this.policy = policy;
-			this.capture = capture;
-			this.observation = observation;
-		}
-
-		boolean isOpen(HttpServletRequest request) {
-			return request.getAttribute(CALL_ATTRIBUTE) == this
-					&& (this.awaitingErrorDispatch || request.isAsyncStarted());
-		}
-
-		void awaitAsync(HttpServletRequest request) {
-			if (!this.asyncListenerAdded) {
-				this.asyncListenerAdded = true;
-				request.getAsyncContext().addListener(new AsyncListener() {
-
-					@Override
-					public void onComplete(AsyncEvent event) {
-						// normally ended by the async dispatch already; otherwise release
-						Call.this.execution.close();
-						Call.this.observation.stop();
-					}
-
-					@Override
-					public void onTimeout(AsyncEvent event) {
-					}
-
-					@Override
-					public void onError(AsyncEvent event) {
-					}
-
-					@Override
-					public void onStartAsync(AsyncEvent event) {
-					}
-
-				});
-			}
-		}
-
-	}
-
-	/**
-	 * Releases a key whose execution is still open when its request ends.
-	 */
-	private static final class CleanupListener implements ServletRequestListener {
-
-		@Override
-		public void requestDestroyed(ServletRequestEvent event) {
-			Object call = event.getServletRequest().getAttribute(CALL_ATTRIBUTE);
-			if (call instanceof Call open) {
-				event.getServletRequest().removeAttribute(CALL_ATTRIBUTE);
-				open.execution.close();
-				open.observation.stop();
-			}
-		}
-
-	}
-
-	/**
-	 * The observation of one request, if any: {@link #NONE} when observations are off.
-	 */
-	private static class RequestObservation {
-
-		static final RequestObservation NONE = new RequestObservation();
-
-		Observation.Scope openScope() {
-			return Observation.Scope.NOOP;
-		}
-
-		void outcome(IdempotencyOutcome outcome) {
-		}
-
-		void executing(Execution execution) {
-		}
-
-		void error(Throwable error) {
-		}
-
-		void fail(Throwable error) {
-		}
-
-		void stop() {
-		}
-
-	}
-
-	/**
-	 * A started observation; stopped once, on whichever thread ends the request.
-	 */
-	private static final class ObservedRequest extends RequestObservation {
-
-		private final Observation observation;
-
-		private final IdempotencyObservationContext context;
-
-		private final AtomicBoolean stopped = new AtomicBoolean();
-
-		private volatile @Nullable Execution execution;
-
-		ObservedRequest(Observation observation, IdempotencyObservationContext context) {
-			this.observation = observation;
-			this.context = context;
-		}
-
-		@Override
-		Observation.Scope openScope() {
-			return this.observation.openScope();
-		}
-
-		@Override
-		void outcome(IdempotencyOutcome outcome) {
-			this.context.setOutcome(outcome);
-		}
-
-		@Override
-		void executing(Execution execution) {
-			this.execution = execution;
-			this.context.setOutcome(IdempotencyOutcome.EXECUTED);
-		}
-
-		@Override
-		void error(Throwable error) {
-			if (!this.stopped.get()) {
-				this.observation.error(error);
-			}
-		}
-
-		@Override
-		void fail(Throwable error) {
-			if (!this.stopped.get() && this.context.getError() == null) {
-				this.observation.error(error);
-			}
-			stop();
-		}
-
-		@Override
-		void stop() {
-			if (this.stopped.compareAndSet(false, true)) {
-				Execution current = this.execution;
-				if (current != null) {
-					this.context.setCompletion(current.outcome().orElse(null));
-				}
-				this.observation.stop();
-			}
-		}
-
 	}
 
 }

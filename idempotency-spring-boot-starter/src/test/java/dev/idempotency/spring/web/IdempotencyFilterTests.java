@@ -237,6 +237,16 @@ class IdempotencyFilterTests {
 					.getBytes(StandardCharsets.UTF_8))));
 	}
 
+	@Test
+	void longScopeIsStoredAsAPinnedDigest() throws Exception {
+		MockHttpServletRequest request = request("k8");
+		request.setUserPrincipal(() -> "u".repeat(IdempotencyKey.MAX_SCOPE_LENGTH));
+		this.filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain());
+		// the stored form of records already written: it must never change
+		assertThat(scopeOf(request))
+			.isEqualTo("sha256:a4a9dc37934d6eb3c0bfd2f5c9c511688034cb61292f2b766c6c1cc27cffbaa5");
+	}
+
 	private static String scopeOf(MockHttpServletRequest request) {
 		return ((IdempotencyKey) request.getAttribute(IdempotencyFilter.KEY_ATTRIBUTE)).scope();
 	}

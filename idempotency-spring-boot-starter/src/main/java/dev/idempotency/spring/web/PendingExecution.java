@@ -1,0 +1,286 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.io.IOException;
+import java.util.List;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
+import dev.idempotency.core.engine.CompletionOutcome;
+import dev.idempotency.core.engine.Execution;
+import io.micrometer.observation.Observation;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestEvent;
+import jakarta.servlet.ServletRequestListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.web.util.WebUtils;
+
+/**
+ * An execution whose handler runs: the state it carries, as a request attribute, across
+ * the dispatches of its request, until its response is stored (the key completes) or it
+ * is given up (the key is released so that a retry runs the handler again).
+ * <p>
+ * An asynchronous handler completes from the async dispatch that ends it. A handler that
+ * calls {@code sendError} with a storable status completes from the error dispatch that
+ * renders the error page, so that the page is replayed too; if no error dispatch follows,
+ * the {@link CleanupListener} releases the key when the request ends. A handler that
+ * throws releases it at once.
+ *
+ * @author Idempotency contributors
+ */
+final class PendingExecution {
+
+	private static final String ATTRIBUTE = IdempotencyFilter.class.getName() + ".CALL";
+
+	// under the filter's name, where applications look for what the filter reports
+	private static final Log logger = LogFactory.getLog(IdempotencyFilter.class);
+
+	private final Execution execution;
+
+	private final EndpointPolicy policy;
+
+	private final RequestObservation observation;
+
+	private final StoredHeaders storedHeaders;
+
+	private final ReplayWriter replays;
+
+	private CapturingResponseWrapper capture;
+
+	private volatile boolean awaitingErrorDispatch;
+
+	private boolean asyncListenerAdded;
+
+	/**
+	 * Create the state of an execution that is about to run its handler.
+	 * @param execution the execution
+	 * @param policy the policy of its endpoint
+	 * @param observation the observation of its request
+	 * @param storedHeaders the headers of its response to store
+	 * @param replays writes the expiry header of its response
+	 * @param response the response to capture
+	 */
+	PendingExecution(Execution execution, EndpointPolicy policy, RequestObservation observation,
+			StoredHeaders storedHeaders, ReplayWriter replays, HttpServletResponse response) {
+		this.execution = execution;
+		this.policy = policy;
+		this.observation = observation;
+		this.storedHeaders = storedHeaders;
+		this.replays = replays;
+		this.capture = capture(response);
+	}
+
+	/**
+	 * Return the execution pending on a request, if any.
+	 * @param request the request
+	 * @return the execution, or {@code null}
+	 */
+	static @Nullable PendingExecution of(ServletRequest request) {
+		return (PendingExecution) request.getAttribute(ATTRIBUTE);
+	}
+
+	/**
+	 * Run the handler for the first time, capturing its response.
+	 * @param request the request
+	 * @param chain the rest of the chain
+	 * @throws ServletException if the chain throws it
+	 * @throws IOException if the chain or writing the response throws it
+	 */
+	void run(HttpServletRequest request, FilterChain chain) throws ServletException, IOException {
+		request.setAttribute(ATTRIBUTE, this);
+		dispatch(request, this.capture, chain);
+	}
+
+	/**
+	 * Go on with a later dispatch of the request: the async dispatch that ends an
+	 * asynchronous handler, or the error dispatch that renders the error page to store.
+	 * Any other dispatch gives the execution up and passes the request on.
+	 * @param request the request
+	 * @param response the response of this dispatch
+	 * @param chain the rest of the chain
+	 * @throws ServletException if the chain throws it
+	 * @throws IOException if the chain or writing the response throws it
+	 */
+	void resume(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		try (Observation.Scope scope = this.observation.openScope()) {
+			resumeObserved(request, response, chain);
+		}
+		catch (Throwable ex) {
+			this.observation.fail(ex);
+			throw ex;
+		}
+		if (of(request) != this) {
+			this.observation.stop();
+		}
+	}
+
+	private void resumeObserved(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		DispatcherType type = request.getDispatcherType();
+		if (type == DispatcherType.ASYNC && !this.awaitingErrorDispatch) {
+			CapturingResponseWrapper capture = WebUtils.getNativeResponse(response, CapturingResponseWrapper.class);
+			dispatch(request, (capture != null) ? capture : this.capture, chain);
+		}
+		else if (type == DispatcherType.ERROR && this.awaitingErrorDispatch) {
+			// the error page of a storable sendError: capture and store it
+			this.awaitingErrorDispatch = false;
+			this.capture = capture(response);
+			dispatch(request, this.capture, chain);
+		}
+		else {
+			abandon(request);
+			chain.doFilter(request, response);
+		}
+	}
+
+	private CapturingResponseWrapper capture(HttpServletResponse response) {
+		return new CapturingResponseWrapper(response, this.policy.maxResponseBody(),
+				// the body is too large to keep: it goes to the client before completion
+				() -> this.replays.writeExpiryBeforeStreaming(response, this.execution));
+	}
+
+	private void dispatch(HttpServletRequest request, CapturingResponseWrapper capture, FilterChain chain)
+			throws ServletException, IOException {
+		try {
+			chain.doFilter(request, capture);
+			afterDispatch(request, capture);
+		}
+		catch (Throwable ex) {
+			// the handler threw (Spring's error handling did not turn it into a
+			// response): release so that a retry runs it again; a no-op once completed
+			this.observation.error(ex);
+			abandon(request);
+			throw ex;
+		}
+	}
+
+	private void afterDispatch(HttpServletRequest request, CapturingResponseWrapper capture) throws IOException {
+		if (request.isAsyncStarted()) {
+			awaitAsync(request);
+			return;
+		}
+		if (capture.isErrorSent()) {
+			if (request.getDispatcherType() == DispatcherType.ERROR
+					|| this.execution.policy().nonStorableStatuses().contains(capture.getStatus())) {
+				// a transient error, or one whose page cannot be captured: the next
+				// request runs the handler again
+				abandon(request);
+				return;
+			}
+			// complete from the error dispatch that renders the error page
+			this.awaitingErrorDispatch = true;
+			return;
+		}
+		complete(request, capture);
+	}
+
+	private void complete(HttpServletRequest request, CapturingResponseWrapper capture) throws IOException {
+		request.removeAttribute(ATTRIBUTE);
+		capture.flushWriter();
+		int status = capture.getStatus();
+		List<HttpHeader> headers = this.storedHeaders.capture(capture);
+		boolean streaming = capture.isStreaming();
+		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
+				: new StoredResponse(status, headers, capture.bufferedBody());
+		// only what every instance can read back: beyond the codec's limits, the status
+		// and the headers that fit, as for a body over max-response-body
+		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
+		CompletionOutcome outcome = this.execution.complete(stored);
+		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {
+			logger.warn("Response of key '" + this.execution.key() + "' (policy '" + this.policy.name() + "') "
+					+ (streaming ? "is larger than max-response-body (" + this.policy.maxResponseBody() + " bytes)"
+							: "has more headers than a stored response can hold (" + headers.size()
+									+ " headers; at most " + StoredResponseCodec.MAX_HEADER_COUNT + " and "
+									+ StoredResponseCodec.MAX_HEADER_BYTES + " bytes of names and values)")
+					+ ": only its status and the headers that fit were stored, and a retry is answered with the '"
+					+ IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.slug() + "' problem");
+		}
+		if (streaming) {
+			capture.flushBuffer();
+			return;
+		}
+		if (outcome == CompletionOutcome.STORED) {
+			this.replays.writeExpiry((HttpServletResponse) capture.getResponse(), this.execution);
+		}
+		capture.writeBufferedBody();
+	}
+
+	private void abandon(HttpServletRequest request) {
+		request.removeAttribute(ATTRIBUTE);
+		this.execution.close();
+	}
+
+	private void awaitAsync(HttpServletRequest request) {
+		if (!this.asyncListenerAdded) {
+			this.asyncListenerAdded = true;
+			request.getAsyncContext().addListener(new AsyncListener() {
+
+				@Override
+				public void onComplete(AsyncEvent event) {
+					// normally ended by the async dispatch already; otherwise release
+					PendingExecution.this.execution.close();
+					PendingExecution.this.observation.stop();
+				}
+
+				@Override
+				public void onTimeout(AsyncEvent event) {
+				}
+
+				@Override
+				public void onError(AsyncEvent event) {
+				}
+
+				@Override
+				public void onStartAsync(AsyncEvent event) {
+				}
+
+			});
+		}
+	}
+
+	/**
+	 * Releases the key of an execution that is still pending when its request ends,
+	 * because the error dispatch it waited for never came.
+	 */
+	static final class CleanupListener implements ServletRequestListener {
+
+		@Override
+		public void requestDestroyed(ServletRequestEvent event) {
+			Object attribute = event.getServletRequest().getAttribute(ATTRIBUTE);
+			if (attribute instanceof PendingExecution pending) {
+				event.getServletRequest().removeAttribute(ATTRIBUTE);
+				pending.execution.close();
+				pending.observation.stop();
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,106 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.io.IOException;
+import java.time.Duration;
+
+import dev.idempotency.core.IdempotencyKey;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * The problem responses of the {@link IdempotencyFilter}: for each way a request can be
+ * refused, its {@link IdempotencyProblem} and the detail that tells the client why.
+ * <p>
+ * Immutable and thread-safe.
+ *
+ * @author Idempotency contributors
+ */
+final class ProblemResponses {
+
+	private final ProblemWriter writer;
+
+	private final String keyMissingDetail;
+
+	private final String keyInvalidDetail;
+
+	/**
+	 * Create the responses.
+	 * @param typeBase the base of the problem {@code type} URIs
+	 * @param keyHeader the name of the header that carries the key
+	 */
+	ProblemResponses(String typeBase, String keyHeader) {
+		this.writer = new ProblemWriter(typeBase);
+		this.keyMissingDetail = "This endpoint requires an '" + keyHeader + "' header.";
+		this.keyInvalidDetail = "The '" + keyHeader + "' header must be sent once and hold one key of 1 to "
+				+ IdempotencyKey.MAX_KEY_LENGTH
+				+ " visible ASCII characters (0x21-0x7E), as a token or a quoted string.";
+	}
+
+	void keyMissing(HttpServletRequest request, HttpServletResponse response) throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.KEY_MISSING, this.keyMissingDetail, null, null, -1);
+	}
+
+	void keyInvalid(HttpServletRequest request, HttpServletResponse response) throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.KEY_INVALID, this.keyInvalidDetail, null, null, -1);
+	}
+
+	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, String key, int maxRequestBody)
+			throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.REQUEST_TOO_LARGE, "The request body exceeds the "
+				+ maxRequestBody + " bytes accepted for idempotent requests to this endpoint.", key, null, -1);
+	}
+
+	void requestInProgress(HttpServletRequest request, HttpServletResponse response, String key, Duration retryAfter)
+			throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.REQUEST_IN_PROGRESS,
+				"A request with this key is still being processed; retry after " + retryAfter.getSeconds()
+						+ " second(s).",
+				key, retryAfter, -1);
+	}
+
+	void keyReused(HttpServletRequest request, HttpServletResponse response, String key) throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.KEY_REUSED,
+				"This key was already used for a different request (method, path, query, headers or body).", key, null,
+				-1);
+	}
+
+	void storeUnavailable(HttpServletRequest request, HttpServletResponse response, String key, Duration retryAfter)
+			throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.STORE_UNAVAILABLE,
+				"The idempotency store is unavailable, so the request was not processed; retry after "
+						+ retryAfter.getSeconds() + " second(s).",
+				key, retryAfter, -1);
+	}
+
+	void responseUnreadable(HttpServletRequest request, HttpServletResponse response, String key) throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
+				"The request with this key completed, but its stored response cannot be read, "
+						+ "so it cannot be replayed.",
+				key, null, -1);
+	}
+
+	void responseTooLarge(HttpServletRequest request, HttpServletResponse response, String key, int originalStatus)
+			throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
+				"The request with this key completed with status " + originalStatus
+						+ ", but its response was too large to keep, so it cannot be replayed.",
+				key, null, originalStatus);
+	}
+
+}

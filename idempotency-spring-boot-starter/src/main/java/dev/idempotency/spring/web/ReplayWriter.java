@@ -1,0 +1,113 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.io.IOException;
+
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.engine.Decision;
+import dev.idempotency.core.engine.Execution;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+/**
+ * Writes a stored response as the answer to a retry, with the
+ * {@value IdempotencyFilter#REPLAYED_HEADER} header, and the
+ * {@value IdempotencyFilter#EXPIRES_HEADER} header of first responses and replays.
+ * <p>
+ * Immutable and thread-safe.
+ *
+ * @author Idempotency contributors
+ */
+final class ReplayWriter {
+
+	private final StoredHeaders storedHeaders;
+
+	private final boolean expiresHeader;
+
+	private final ProblemResponses problems;
+
+	/**
+	 * Create a writer.
+	 * @param storedHeaders the headers that are replayed
+	 * @param expiresHeader whether responses carry the expiry header
+	 * @param problems answers a retry whose stored response cannot be replayed
+	 */
+	ReplayWriter(StoredHeaders storedHeaders, boolean expiresHeader, ProblemResponses problems) {
+		this.storedHeaders = storedHeaders;
+		this.expiresHeader = expiresHeader;
+		this.problems = problems;
+	}
+
+	/**
+	 * Answer a retry with the response stored under its key.
+	 * @param replay the decision
+	 * @param key the client's key
+	 * @param request the retry
+	 * @param response the response to write
+	 * @throws IOException if writing fails
+	 */
+	void write(Decision.Replay replay, String key, HttpServletRequest request, HttpServletResponse response)
+			throws IOException {
+		StoredResponse stored = replay.response();
+		if (!stored.isBodyRetained()) {
+			if (this.expiresHeader) {
+				response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
+			}
+			if (!stored.isReadable()) {
+				this.problems.responseUnreadable(request, response, key);
+				return;
+			}
+			this.problems.responseTooLarge(request, response, key, stored.status());
+			return;
+		}
+		response.setStatus(stored.status());
+		this.storedHeaders.apply(stored.headers(), response);
+		response.setHeader(IdempotencyFilter.REPLAYED_HEADER, "true");
+		if (this.expiresHeader) {
+			// after the stored headers, where a first response has it too
+			response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
+		}
+		response.setContentLength(stored.bodyLength());
+		stored.writeBodyTo(response.getOutputStream());
+	}
+
+	/**
+	 * Advertise when the record of a first response that was stored expires.
+	 * @param response the response to the first request
+	 * @param execution the completed execution
+	 */
+	void writeExpiry(HttpServletResponse response, Execution execution) {
+		if (this.expiresHeader) {
+			response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+		}
+	}
+
+	/**
+	 * Advertise when the record of a first response will expire, before its body, too
+	 * large to keep, goes to the client ahead of completion; unless its status is not
+	 * stored at all.
+	 * @param response the response to the first request
+	 * @param execution the running execution
+	 */
+	void writeExpiryBeforeStreaming(HttpServletResponse response, Execution execution) {
+		if (this.expiresHeader && !execution.policy().nonStorableStatuses().contains(response.getStatus())) {
+			response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+		}
+	}
+
+}

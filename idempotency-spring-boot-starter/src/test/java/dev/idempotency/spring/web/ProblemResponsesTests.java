@@ -1,0 +1,120 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link ProblemResponses}.
+ *
+ * @author Idempotency contributors
+ */
+class ProblemResponsesTests {
+
+	private final ProblemResponses problems = new ProblemResponses("https://example.com/p/", "Request-Key");
+
+	private final MockHttpServletRequest request = new MockHttpServletRequest("POST", "/orders");
+
+	private final MockHttpServletResponse response = new MockHttpServletResponse();
+
+	@Test
+	void keyMissingNamesTheHeader() throws Exception {
+		this.problems.keyMissing(this.request, this.response);
+		assertProblem(400, "idempotency-key-missing", "Idempotency key missing",
+				"This endpoint requires an 'Request-Key' header.");
+		assertThat(body()).doesNotContain("idempotencyKey");
+	}
+
+	@Test
+	void keyInvalidNamesTheHeaderAndTheRules() throws Exception {
+		this.problems.keyInvalid(this.request, this.response);
+		assertProblem(400, "idempotency-key-invalid", "Invalid idempotency key",
+				"The 'Request-Key' header must be sent once and hold one key of 1 to 255 visible ASCII characters "
+						+ "(0x21-0x7E), as a token or a quoted string.");
+		assertThat(body()).doesNotContain("idempotencyKey");
+	}
+
+	@Test
+	void requestTooLargeNamesTheLimit() throws Exception {
+		this.problems.requestTooLarge(this.request, this.response, "k-1", 1024);
+		assertProblem(413, "idempotency-request-too-large", "Request body too large",
+				"The request body exceeds the 1024 bytes accepted for idempotent requests to this endpoint.");
+		assertThat(body()).endsWith(",\"idempotencyKey\":\"k-1\"}");
+	}
+
+	@Test
+	void requestInProgressSaysWhenToRetry() throws Exception {
+		this.problems.requestInProgress(this.request, this.response, "k-1", Duration.ofSeconds(2));
+		assertProblem(409, "request-in-progress", "Request in progress",
+				"A request with this key is still being processed; retry after 2 second(s).");
+		assertThat(this.response.getHeader("Retry-After")).isEqualTo("2");
+	}
+
+	@Test
+	void keyReusedNamesWhatIsCompared() throws Exception {
+		this.problems.keyReused(this.request, this.response, "k-1");
+		assertProblem(422, "idempotency-key-reused", "Idempotency key reused",
+				"This key was already used for a different request (method, path, query, headers or body).");
+		assertThat(this.response.getHeader("Retry-After")).isNull();
+	}
+
+	@Test
+	void storeUnavailableSaysWhenToRetry() throws Exception {
+		this.problems.storeUnavailable(this.request, this.response, "k-1", Duration.ofSeconds(5));
+		assertProblem(503, "idempotency-store-unavailable", "Idempotency store unavailable",
+				"The idempotency store is unavailable, so the request was not processed; retry after 5 second(s).");
+		assertThat(this.response.getHeader("Retry-After")).isEqualTo("5");
+	}
+
+	@Test
+	void unreadableResponseHasNoOriginalStatus() throws Exception {
+		this.problems.responseUnreadable(this.request, this.response, "k-1");
+		assertProblem(410, "response-not-replayable", "Response not replayable",
+				"The request with this key completed, but its stored response cannot be read, so it cannot be "
+						+ "replayed.");
+		assertThat(body()).doesNotContain("originalStatus");
+	}
+
+	@Test
+	void responseTooLargeHasTheOriginalStatus() throws Exception {
+		this.problems.responseTooLarge(this.request, this.response, "k-1", 201);
+		assertProblem(410, "response-not-replayable", "Response not replayable",
+				"The request with this key completed with status 201, but its response was too large to keep, "
+						+ "so it cannot be replayed.");
+		assertThat(body()).endsWith(",\"idempotencyKey\":\"k-1\",\"originalStatus\":201}");
+	}
+
+	private void assertProblem(int status, String slug, String title, String detail) throws Exception {
+		assertThat(this.response.getStatus()).isEqualTo(status);
+		assertThat(this.response.getContentType()).isEqualTo("application/problem+json");
+		assertThat(body()).startsWith("{\"type\":\"https://example.com/p/" + slug + "\",\"title\":\"" + title
+				+ "\",\"status\":" + status + ",\"detail\":\"" + detail + "\",\"instance\":\"/orders\"");
+	}
+
+	private String body() throws Exception {
+		return this.response.getContentAsString(StandardCharsets.UTF_8);
+	}
+
+}
