@@ -16,7 +16,6 @@
 
 package dev.idempotency.spring.store.jdbc;
 
-import java.sql.PreparedStatement;
 import java.util.Objects;
 
 import javax.sql.DataSource;
@@ -30,7 +29,8 @@ import org.apache.commons.logging.LogFactory;
  * <p>
  * Expired records already behave as absent, so deleting them only reclaims space; how
  * often to call {@link #purgeExpired()} is a matter of table size, not of correctness.
- * Each batch is one auto-committed statement that locks the rows it deletes with
+ * Each batch is one auto-committed statement, on a connection of its own outside any
+ * transaction of the application as for the store, that locks the rows it deletes with
  * {@code FOR UPDATE SKIP LOCKED}: any number of cleaners (one per application instance)
  * may run at the same time without waiting for each other or deleting a row twice, and a
  * row that a store operation is taking over at that moment is left alone. A record whose
@@ -56,11 +56,11 @@ public class JdbcIdempotencyCleaner {
 				SELECT id FROM %TABLE%
 				WHERE expires_at <= now() AND NOT (status = 'P' AND lease_expires_at > now())
 				ORDER BY expires_at
-				LIMIT ?
+				LIMIT :batchSize
 				FOR UPDATE SKIP LOCKED)
 			""";
 
-	private final DataSource dataSource;
+	private final JdbcOperationRunner jdbc;
 
 	private volatile String deleteExpired = TableName.parse(TableName.DEFAULT).substitute(DELETE_EXPIRED);
 
@@ -71,7 +71,7 @@ public class JdbcIdempotencyCleaner {
 	 * @param dataSource the data source of the store, never {@code null}
 	 */
 	public JdbcIdempotencyCleaner(DataSource dataSource) {
-		this.dataSource = Objects.requireNonNull(dataSource, "'dataSource' must not be null");
+		this.jdbc = new JdbcOperationRunner(Objects.requireNonNull(dataSource, "'dataSource' must not be null"));
 	}
 
 	/**
@@ -111,12 +111,7 @@ public class JdbcIdempotencyCleaner {
 		int total = 0;
 		int deleted;
 		do {
-			deleted = JdbcSupport.execute(this.dataSource, "cleanup", (connection) -> {
-				try (PreparedStatement statement = connection.prepareStatement(sql)) {
-					statement.setInt(1, batchSize);
-					return statement.executeUpdate();
-				}
-			});
+			deleted = this.jdbc.execute("cleanup", (client) -> client.sql(sql).param("batchSize", batchSize).update());
 			total += deleted;
 		}
 		while (deleted == batchSize);

@@ -16,8 +16,6 @@
 
 package dev.idempotency.spring.store.jdbc;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -46,6 +44,10 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.ResultSetExtractor;
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
 /**
  * {@link IdempotencyStore} backed by one PostgreSQL table (see
  * {@link JdbcIdempotencySchemaInitializer} for its schema).
@@ -61,7 +63,9 @@ import org.jspecify.annotations.Nullable;
  * takeover is scheduled or made) on a connection taken from the {@link DataSource} for
  * that operation only: no connection is held while a handler runs, and the store never
  * joins a transaction of the application, so a claim is visible to every instance as soon
- * as {@code acquire} returns.
+ * as {@code acquire} returns. The statements, with named parameters, run through Spring's
+ * {@link JdbcClient}, which sees the operation's own connection only, never one that a
+ * transaction manager bound to the thread.
  * <p>
  * <b>Time.</b> Every instant is computed by PostgreSQL from {@code now()}; durations are
  * sent as milliseconds. The application's clock is never used. Replays and found records
@@ -84,8 +88,10 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * This class is thread-safe once configured; configure it (setters) before first use. No
  * argument may be {@code null}. Failures of the database or of the connection pool are
- * thrown as {@link IdempotencyStoreException}; connection and socket time-outs are those
- * of the {@link DataSource}.
+ * thrown as {@link IdempotencyStoreException}, caused by Spring's
+ * {@link org.springframework.dao.DataAccessException} or by the pool's
+ * {@link java.sql.SQLException}; connection and socket time-outs are those of the
+ * {@link DataSource}.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -114,8 +120,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			WITH ins AS (
 				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
 					created_at, lease_expires_at, expires_at)
-				VALUES (?, ?, ?, ?, 'P', ?, now(), now() + ? * INTERVAL '1 millisecond',
-					now() + ? * INTERVAL '1 millisecond')
+				VALUES (:id, :scope, :key, :fingerprint, 'P', :owner, now(),
+					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond')
 				ON CONFLICT (id) DO NOTHING
 				RETURNING 1
 			)
@@ -132,29 +138,28 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
 				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint
 			FROM %TABLE% t
-			WHERE t.id = ? AND NOT EXISTS (SELECT 1 FROM ins)
+			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
 			""";
 
 	// Compare-and-set on the owner token that acquire saw: of two takers only the first
 	// to lock the row still finds that token. A lapsed lease is taken over once its
-	// takeover time has come, or at once without confirmation (the last parameter).
+	// takeover time has come, or at once without confirmation.
 	private static final String TAKE_OVER = """
 			UPDATE %TABLE%
-			SET fingerprint = ?, status = 'P', owner_token = ?, response = NULL, created_at = now(),
-				lease_expires_at = now() + ? * INTERVAL '1 millisecond',
-				expires_at = now() + ? * INTERVAL '1 millisecond', takeover_at = NULL
-			WHERE id = ? AND owner_token = ?
-				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = ?
-					AND (? OR takeover_at <= now())))
+			SET fingerprint = :fingerprint, status = 'P', owner_token = :owner, response = NULL,
+				created_at = now(), lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
+				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL
+			WHERE id = :id AND owner_token = :seenOwner
+				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = :fingerprint
+					AND (:atOnce OR takeover_at <= now())))
 			""";
 
 	// The first request to find a lease lapsed sets when it may be taken over; the
-	// owner's
-	// next renewal clears that again.
+	// owner's next renewal clears that again.
 	private static final String SCHEDULE_TAKEOVER = """
 			UPDATE %TABLE%
-			SET takeover_at = now() + ? * INTERVAL '1 millisecond'
-			WHERE id = ? AND owner_token = ? AND status = 'P' AND lease_expires_at <= now()
+			SET takeover_at = now() + :leaseMillis * INTERVAL '1 millisecond'
+			WHERE id = :id AND owner_token = :seenOwner AND status = 'P' AND lease_expires_at <= now()
 				AND takeover_at IS NULL AND expires_at > now()
 			""";
 
@@ -163,14 +168,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private static final String COMPLETE = """
 			WITH upd AS (
 				UPDATE %TABLE%
-				SET status = 'C', response = ?, lease_expires_at = NULL,
-					expires_at = now() + ? * INTERVAL '1 millisecond', takeover_at = NULL
-				WHERE id = ? AND owner_token = ? AND status = 'P' AND expires_at > now()
+				SET status = 'C', response = :response, lease_expires_at = NULL,
+					expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL
+				WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
 				RETURNING 1
 			)
 			SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (
 				SELECT 1 FROM %TABLE%
-				WHERE id = ? AND owner_token = ? AND status = 'C' AND expires_at > now())
+				WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now())
 			""";
 
 	// The one write of a lookup-mode first request: insert the completed record, or
@@ -180,7 +185,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			WITH ups AS (
 				INSERT INTO %TABLE% AS t (id, scope, idem_key, fingerprint, status, owner_token, created_at,
 					lease_expires_at, expires_at, response)
-				VALUES (?, ?, ?, ?, 'C', ?, now(), NULL, now() + ? * INTERVAL '1 millisecond', ?)
+				VALUES (:id, :scope, :key, :fingerprint, 'C', :owner, now(), NULL,
+					now() + :ttlMillis * INTERVAL '1 millisecond', :response)
 				ON CONFLICT (id) DO UPDATE
 				SET scope = EXCLUDED.scope, idem_key = EXCLUDED.idem_key, fingerprint = EXCLUDED.fingerprint,
 					status = 'C', owner_token = EXCLUDED.owner_token,
@@ -192,21 +198,21 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			)
 			SELECT EXISTS (SELECT 1 FROM ups) OR EXISTS (
 				SELECT 1 FROM %TABLE%
-				WHERE id = ? AND owner_token = ? AND status = 'C' AND expires_at > now())
+				WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now())
 			""";
 
 	// An expired row behaves as absent (false) but is deleted all the same.
 	private static final String RELEASE = """
 			DELETE FROM %TABLE%
-			WHERE id = ? AND owner_token = ? AND status = 'P'
+			WHERE id = :id AND owner_token = :owner AND status = 'P'
 			RETURNING expires_at > now()
 			""";
 
 	private static final String EXTEND = """
 			UPDATE %TABLE%
-			SET lease_expires_at = now() + ? * INTERVAL '1 millisecond',
-				expires_at = GREATEST(expires_at, now() + ? * INTERVAL '1 millisecond'), takeover_at = NULL
-			WHERE id = ? AND owner_token = ? AND status = 'P' AND expires_at > now()
+			SET lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
+				expires_at = GREATEST(expires_at, now() + :leaseMillis * INTERVAL '1 millisecond'), takeover_at = NULL
+			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
 			""";
 
 	// the remaining lifetime is rounded down: no copy made from it may outlive the row
@@ -215,16 +221,22 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				lease_expires_at, expires_at, response,
 				floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS ttl_ms
 			FROM %TABLE%
-			WHERE id = ? AND expires_at > now()
+			WHERE id = :id AND expires_at > now()
 			""";
 
 	private static final String EVICT = """
 			DELETE FROM %TABLE%
-			WHERE id = ?
+			WHERE id = :id
 			RETURNING expires_at > now()
 			""";
 
-	private final DataSource dataSource;
+	private static final RowMapper<ClaimRow> CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted") ? Inserted.ROW
+			: ExistingRecord.of(row);
+
+	// the boolean a statement returns, false when it returns no row
+	private static final ResultSetExtractor<Boolean> FIRST_ROW_TRUE = (rows) -> rows.next() && rows.getBoolean(1);
+
+	private final JdbcOperationRunner jdbc;
 
 	private volatile Statements statements = new Statements(TableName.parse(DEFAULT_TABLE_NAME));
 
@@ -238,7 +250,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	 * @param dataSource the data source, never {@code null}; normally a connection pool
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource) {
-		this.dataSource = Objects.requireNonNull(dataSource, "'dataSource' must not be null");
+		this.jdbc = new JdbcOperationRunner(Objects.requireNonNull(dataSource, "'dataSource' must not be null"));
 	}
 
 	/**
@@ -313,14 +325,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		// as in the in-memory store, a record never expires before its first lease lapses
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
-		byte[] id = key.digest();
-		byte[] fingerprintBytes = fingerprint.toByteArray();
-		UUID owner = toUuid(token);
+		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		Statements statements = this.statements;
-		return JdbcSupport.execute(this.dataSource, "acquire", (connection) -> {
+		return this.jdbc.execute("acquire", (client) -> {
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				AcquireResult result = attemptAcquire(connection, statements, key, id, fingerprint, fingerprintBytes,
-						token, owner, leaseMillis, ttlMillis);
+				AcquireResult result = attemptAcquire(client, statements, claim);
 				if (result != null) {
 					return result;
 				}
@@ -330,83 +339,69 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		});
 	}
 
-	private @Nullable AcquireResult attemptAcquire(Connection connection, Statements statements, IdempotencyKey key,
-			byte[] id, RequestFingerprint fingerprint, byte[] fingerprintBytes, OwnerToken token, UUID owner,
-			long leaseMillis, long ttlMillis) throws SQLException {
-		try (PreparedStatement statement = connection.prepareStatement(statements.acquire)) {
-			statement.setBytes(1, id);
-			statement.setString(2, key.scope());
-			statement.setString(3, key.key());
-			statement.setBytes(4, fingerprintBytes);
-			statement.setObject(5, owner);
-			statement.setLong(6, leaseMillis);
-			statement.setLong(7, ttlMillis);
-			statement.setBytes(8, id);
-			try (ResultSet row = statement.executeQuery()) {
-				if (!row.next()) {
-					// the conflicting row was committed after our snapshot: look again
-					return null;
-				}
-				if (row.getBoolean("inserted")) {
-					return new AcquireResult.Acquired(token);
-				}
-				boolean sameFingerprint = fingerprint.equals(RequestFingerprint.of(row.getBytes("fingerprint")));
-				boolean processing = STATUS_PROCESSING.equals(row.getString("status"));
-				boolean expired = row.getBoolean("expired");
-				if (expired || (processing && sameFingerprint && row.getBoolean("lapsed"))) {
-					UUID seen = row.getObject("owner_token", UUID.class);
-					if (expired || !this.confirmTakeover || row.getBoolean("takeover_due")) {
-						return takeOver(connection, statements, id, fingerprintBytes, token, owner, seen, leaseMillis,
-								ttlMillis);
-					}
-					if (!row.getBoolean("takeover_marked")) {
-						return scheduleTakeover(connection, statements, id, seen, leaseMillis);
-					}
-					long remaining = Math.max(0, row.getLong("takeover_remaining_ms"));
-					return new AcquireResult.InProgress(Duration.ofMillis(remaining));
-				}
-				if (!sameFingerprint) {
-					return new AcquireResult.Mismatch();
-				}
-				if (processing) {
-					long remaining = Math.max(0, row.getLong("lease_remaining_ms"));
-					return new AcquireResult.InProgress(Duration.ofMillis(remaining));
-				}
-				return new AcquireResult.Replay(decode(row.getBytes("response"), key),
-						toInstant(row.getObject("expires_at", OffsetDateTime.class)), timeToLive(row));
-			}
+	private @Nullable AcquireResult attemptAcquire(JdbcClient client, Statements statements, Claim claim) {
+		Optional<ClaimRow> row = client.sql(statements.acquire)
+			.param("id", claim.id())
+			.param("scope", claim.key().scope())
+			.param("key", claim.key().key())
+			.param("fingerprint", claim.fingerprintBytes())
+			.param("owner", claim.owner())
+			.param("leaseMillis", claim.leaseMillis())
+			.param("ttlMillis", claim.ttlMillis())
+			.query(CLAIM_ROW)
+			.optional();
+		if (row.isEmpty()) {
+			// the conflicting row was committed after our snapshot: look again
+			return null;
 		}
+		if (!(row.get() instanceof ExistingRecord existing)) {
+			return new AcquireResult.Acquired(claim.token());
+		}
+		boolean sameFingerprint = claim.fingerprint().equals(existing.fingerprint());
+		if (existing.expired() || (existing.processing() && sameFingerprint && existing.lapsed())) {
+			if (existing.expired() || !this.confirmTakeover || existing.takeoverDue()) {
+				return takeOver(client, statements, claim, existing.owner());
+			}
+			if (!existing.takeoverMarked()) {
+				return scheduleTakeover(client, statements, claim, existing.owner());
+			}
+			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, existing.takeoverRemainingMillis())));
+		}
+		if (!sameFingerprint) {
+			return new AcquireResult.Mismatch();
+		}
+		if (existing.processing()) {
+			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, existing.leaseRemainingMillis())));
+		}
+		return new AcquireResult.Replay(decode(existing.response(), claim.key()), toInstant(existing.expiresAt()),
+				timeToLive(existing.ttlMillis()));
 	}
 
-	private @Nullable AcquireResult takeOver(Connection connection, Statements statements, byte[] id,
-			byte[] fingerprintBytes, OwnerToken token, UUID owner, UUID seen, long leaseMillis, long ttlMillis)
-			throws SQLException {
-		try (PreparedStatement statement = connection.prepareStatement(statements.takeOver)) {
-			statement.setBytes(1, fingerprintBytes);
-			statement.setObject(2, owner);
-			statement.setLong(3, leaseMillis);
-			statement.setLong(4, ttlMillis);
-			statement.setBytes(5, id);
-			statement.setObject(6, seen);
-			statement.setBytes(7, fingerprintBytes);
-			statement.setBoolean(8, !this.confirmTakeover);
-			// zero rows: someone else took it over, or completed, extended or deleted it
-			return (statement.executeUpdate() == 1) ? new AcquireResult.Acquired(token) : null;
-		}
+	private @Nullable AcquireResult takeOver(JdbcClient client, Statements statements, Claim claim, UUID seenOwner) {
+		int updated = client.sql(statements.takeOver)
+			.param("id", claim.id())
+			.param("fingerprint", claim.fingerprintBytes())
+			.param("owner", claim.owner())
+			.param("seenOwner", seenOwner)
+			.param("leaseMillis", claim.leaseMillis())
+			.param("ttlMillis", claim.ttlMillis())
+			.param("atOnce", !this.confirmTakeover)
+			.update();
+		// zero rows: someone else took it over, or completed, extended or deleted it
+		return (updated == 1) ? new AcquireResult.Acquired(claim.token()) : null;
 	}
 
 	// the lease lapsed and nobody has seen that before: the owner gets one more lease of
 	// a working database to renew it
-	private @Nullable AcquireResult scheduleTakeover(Connection connection, Statements statements, byte[] id, UUID seen,
-			long leaseMillis) throws SQLException {
-		try (PreparedStatement statement = connection.prepareStatement(statements.scheduleTakeover)) {
-			statement.setLong(1, leaseMillis);
-			statement.setBytes(2, id);
-			statement.setObject(3, seen);
-			// zero rows: another request scheduled it first, or the row changed
-			return (statement.executeUpdate() == 1) ? new AcquireResult.InProgress(Duration.ofMillis(leaseMillis))
-					: null;
-		}
+	private @Nullable AcquireResult scheduleTakeover(JdbcClient client, Statements statements, Claim claim,
+			UUID seenOwner) {
+		int updated = client.sql(statements.scheduleTakeover)
+			.param("id", claim.id())
+			.param("seenOwner", seenOwner)
+			.param("leaseMillis", claim.leaseMillis())
+			.update();
+		// zero rows: another request scheduled it first, or the row changed
+		return (updated == 1) ? new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis())) : null;
 	}
 
 	@Override
@@ -419,19 +414,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		UUID owner = toUuid(token);
 		byte[] encoded = this.codec.encode(response);
 		String sql = this.statements.complete;
-		return JdbcSupport.execute(this.dataSource, "complete", (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement(sql)) {
-				statement.setBytes(1, encoded);
-				statement.setLong(2, ttlMillis);
-				statement.setBytes(3, id);
-				statement.setObject(4, owner);
-				statement.setBytes(5, id);
-				statement.setObject(6, owner);
-				try (ResultSet row = statement.executeQuery()) {
-					return row.next() && row.getBoolean(1);
-				}
-			}
-		});
+		return this.jdbc.execute("complete",
+				(client) -> client.sql(sql)
+					.param("id", id)
+					.param("owner", owner)
+					.param("response", encoded)
+					.param("ttlMillis", ttlMillis)
+					.query(FIRST_ROW_TRUE));
 	}
 
 	/**
@@ -452,22 +441,16 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		UUID owner = toUuid(token);
 		byte[] encoded = this.codec.encode(response);
 		String sql = this.statements.completeUnclaimed;
-		return JdbcSupport.execute(this.dataSource, "complete", (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement(sql)) {
-				statement.setBytes(1, id);
-				statement.setString(2, key.scope());
-				statement.setString(3, key.key());
-				statement.setBytes(4, fingerprint.toByteArray());
-				statement.setObject(5, owner);
-				statement.setLong(6, ttlMillis);
-				statement.setBytes(7, encoded);
-				statement.setBytes(8, id);
-				statement.setObject(9, owner);
-				try (ResultSet row = statement.executeQuery()) {
-					return row.next() && row.getBoolean(1);
-				}
-			}
-		});
+		return this.jdbc.execute("complete",
+				(client) -> client.sql(sql)
+					.param("id", id)
+					.param("scope", key.scope())
+					.param("key", key.key())
+					.param("fingerprint", fingerprint.toByteArray())
+					.param("owner", owner)
+					.param("response", encoded)
+					.param("ttlMillis", ttlMillis)
+					.query(FIRST_ROW_TRUE));
 	}
 
 	@Override
@@ -477,15 +460,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		String sql = this.statements.release;
-		return JdbcSupport.execute(this.dataSource, "release", (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement(sql)) {
-				statement.setBytes(1, id);
-				statement.setObject(2, owner);
-				try (ResultSet row = statement.executeQuery()) {
-					return row.next() && row.getBoolean(1);
-				}
-			}
-		});
+		return this.jdbc.execute("release",
+				(client) -> client.sql(sql).param("id", id).param("owner", owner).query(FIRST_ROW_TRUE));
 	}
 
 	@Override
@@ -496,15 +472,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		String sql = this.statements.extend;
-		return JdbcSupport.execute(this.dataSource, "extend", (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement(sql)) {
-				statement.setLong(1, leaseMillis);
-				statement.setLong(2, leaseMillis);
-				statement.setBytes(3, id);
-				statement.setObject(4, owner);
-				return statement.executeUpdate() == 1;
-			}
-		});
+		return this.jdbc.execute("extend",
+				(client) -> client.sql(sql)
+					.param("id", id)
+					.param("owner", owner)
+					.param("leaseMillis", leaseMillis)
+					.update() == 1);
 	}
 
 	@Override
@@ -512,14 +485,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Objects.requireNonNull(key, "'key' must not be null");
 		byte[] id = key.digest();
 		String sql = this.statements.find;
-		return JdbcSupport.execute(this.dataSource, "find", (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement(sql)) {
-				statement.setBytes(1, id);
-				try (ResultSet row = statement.executeQuery()) {
-					return row.next() ? Optional.of(toRecord(row, key)) : Optional.empty();
-				}
-			}
-		});
+		return this.jdbc.execute("find",
+				(client) -> client.sql(sql).param("id", id).query((row, rowNum) -> toRecord(row, key)).optional());
 	}
 
 	@Override
@@ -527,14 +494,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Objects.requireNonNull(key, "'key' must not be null");
 		byte[] id = key.digest();
 		String sql = this.statements.evict;
-		return JdbcSupport.execute(this.dataSource, "evict", (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement(sql)) {
-				statement.setBytes(1, id);
-				try (ResultSet row = statement.executeQuery()) {
-					return row.next() && row.getBoolean(1);
-				}
-			}
-		});
+		return this.jdbc.execute("evict", (client) -> client.sql(sql).param("id", id).query(FIRST_ROW_TRUE));
 	}
 
 	private IdempotencyRecord toRecord(ResultSet row, IdempotencyKey key) throws SQLException {
@@ -547,11 +507,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				toNullableInstant(row.getObject("created_at", OffsetDateTime.class)),
 				toNullableInstant(row.getObject("lease_expires_at", OffsetDateTime.class)),
 				toInstant(row.getObject("expires_at", OffsetDateTime.class)), completed ? decode(response, key) : null,
-				timeToLive(row));
+				timeToLive(row.getLong("ttl_ms")));
 	}
 
-	private static Duration timeToLive(ResultSet row) throws SQLException {
-		return Duration.ofMillis(Math.max(0, row.getLong("ttl_ms")));
+	private static Duration timeToLive(long ttlMillis) {
+		return Duration.ofMillis(Math.max(0, ttlMillis));
 	}
 
 	// the request did complete: an unreadable response must neither run it again nor fail
@@ -589,6 +549,78 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 	private static @Nullable Instant toNullableInstant(@Nullable OffsetDateTime time) {
 		return (time != null) ? time.toInstant() : null;
+	}
+
+	/**
+	 * The values of one {@code acquire} call, as its statements bind them.
+	 *
+	 * @param key the key
+	 * @param id the digest of the key, the primary key of its row
+	 * @param fingerprint the request's fingerprint
+	 * @param fingerprintBytes the fingerprint as stored
+	 * @param token the claiming owner
+	 * @param owner the owner token as stored
+	 * @param leaseMillis the lease
+	 * @param ttlMillis the time to live of a new record
+	 */
+	private record Claim(IdempotencyKey key, byte[] id, RequestFingerprint fingerprint, byte[] fingerprintBytes,
+			OwnerToken token, UUID owner, long leaseMillis, long ttlMillis) {
+
+		static Claim of(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, long leaseMillis,
+				long ttlMillis) {
+			return new Claim(key, key.digest(), fingerprint, fingerprint.toByteArray(), token, toUuid(token),
+					leaseMillis, ttlMillis);
+		}
+
+	}
+
+	/**
+	 * A row of the claim statement: the claim's own insert, or the record that was
+	 * already there.
+	 */
+	private sealed interface ClaimRow permits Inserted, ExistingRecord {
+
+	}
+
+	/**
+	 * The claim statement inserted the record: the key was free.
+	 */
+	private enum Inserted implements ClaimRow {
+
+		ROW
+
+	}
+
+	/**
+	 * The record that was already there, classified by the database clock.
+	 *
+	 * @param fingerprint the fingerprint of the request that owns the record
+	 * @param processing whether the record is still processing
+	 * @param owner the owner token, compared by a takeover
+	 * @param response the stored response of a completed record
+	 * @param expiresAt when the record expires
+	 * @param expired whether the record expired
+	 * @param lapsed whether the lease lapsed
+	 * @param leaseRemainingMillis how long the lease has to run
+	 * @param ttlMillis how long the record has to live, rounded down
+	 * @param takeoverMarked whether a takeover of the lapsed lease is scheduled
+	 * @param takeoverDue whether the scheduled takeover time has come
+	 * @param takeoverRemainingMillis how long until the scheduled takeover
+	 */
+	private record ExistingRecord(RequestFingerprint fingerprint, boolean processing, UUID owner,
+			byte @Nullable [] response, @Nullable OffsetDateTime expiresAt, boolean expired, boolean lapsed,
+			long leaseRemainingMillis, long ttlMillis, boolean takeoverMarked, boolean takeoverDue,
+			long takeoverRemainingMillis) implements ClaimRow {
+
+		static ExistingRecord of(ResultSet row) throws SQLException {
+			return new ExistingRecord(RequestFingerprint.of(row.getBytes("fingerprint")),
+					STATUS_PROCESSING.equals(row.getString("status")), row.getObject("owner_token", UUID.class),
+					row.getBytes("response"), row.getObject("expires_at", OffsetDateTime.class),
+					row.getBoolean("expired"), row.getBoolean("lapsed"), row.getLong("lease_remaining_ms"),
+					row.getLong("ttl_ms"), row.getBoolean("takeover_marked"), row.getBoolean("takeover_due"),
+					row.getLong("takeover_remaining_ms"));
+		}
+
 	}
 
 	/**

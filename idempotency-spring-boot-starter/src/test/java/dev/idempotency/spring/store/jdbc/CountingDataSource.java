@@ -35,8 +35,9 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Wraps a data source to count the SQL statements executed through it: each call of an
- * {@code execute...} method of a statement is one round trip to the server.
+ * Wraps a data source to count the SQL statements executed through it (each call of an
+ * {@code execute...} method of a statement is one round trip to the server) and the
+ * connections taken from it.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -46,6 +47,8 @@ public final class CountingDataSource {
 	private final AtomicInteger executions = new AtomicInteger();
 
 	private final AtomicInteger connections = new AtomicInteger();
+
+	private final AtomicInteger openConnections = new AtomicInteger();
 
 	private final Queue<String> executed = new ConcurrentLinkedQueue<>();
 
@@ -59,6 +62,7 @@ public final class CountingDataSource {
 		this.dataSource = proxy(DataSource.class, target, null, (result, ignored) -> {
 			if (result instanceof Connection connection) {
 				this.connections.incrementAndGet();
+				this.openConnections.incrementAndGet();
 				return proxy(Connection.class, connection, null, (created, args) -> {
 					if (created instanceof Statement statement) {
 						// prepareStatement(sql, ...) and prepareCall(sql, ...) name the
@@ -123,6 +127,14 @@ public final class CountingDataSource {
 		return this.connections.getAndSet(0);
 	}
 
+	/**
+	 * Return the number of connections taken and not closed yet.
+	 * @return the number of open connections
+	 */
+	public int openConnections() {
+		return this.openConnections.get();
+	}
+
 	@SuppressWarnings("unchecked")
 	private Class<Statement> statementType(Statement statement) {
 		for (Class<?> type : new Class<?>[] { CallableStatement.class, PreparedStatement.class }) {
@@ -140,6 +152,9 @@ public final class CountingDataSource {
 						this.executions.incrementAndGet();
 						this.executed.add((sql != null) ? sql : "?");
 					}
+					if (isConnectionClose(instance, method)) {
+						this.openConnections.decrementAndGet();
+					}
 					Object result = invoke(method, target, args);
 					return (wrapResult != null) ? wrapResult.wrap(result, args) : result;
 				});
@@ -148,6 +163,10 @@ public final class CountingDataSource {
 
 	private static boolean isExecution(Method method) {
 		return Statement.class.isAssignableFrom(method.getDeclaringClass()) && method.getName().startsWith("execute");
+	}
+
+	private static boolean isConnectionClose(Object instance, Method method) {
+		return instance instanceof Connection && method.getName().equals("close") && method.getParameterCount() == 0;
 	}
 
 	private static @Nullable Object invoke(Method method, Object target, @Nullable Object[] args) throws Throwable {

@@ -53,6 +53,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -488,6 +489,52 @@ class JdbcIdempotencyStorePostgresIT {
 			status.setRollbackOnly();
 		});
 		assertThat(store.find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
+	}
+
+	@Test
+	void everyOperationCommitsOnAConnectionOfItsOwnInsideARolledBackTransaction() {
+		// the store and the transaction manager share one data source, as in an
+		// application where Spring's JDBC support would join the transaction
+		CountingDataSource counting = new CountingDataSource(database.dataSource());
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(counting.dataSource());
+		TransactionTemplate transaction = new TransactionTemplate(
+				new DataSourceTransactionManager(counting.dataSource()));
+		IdempotencyKey completed = newKey();
+		IdempotencyKey extended = newKey();
+		IdempotencyKey released = newKey();
+		IdempotencyKey unclaimed = newKey();
+		IdempotencyKey evicted = newKey();
+		OwnerToken token = OwnerToken.generate();
+		store.acquire(evicted, fingerprint("a"), token, LEASE, TTL);
+		transaction.executeWithoutResult((status) -> {
+			new JdbcTemplate(counting.dataSource()).execute("SELECT 1");
+			int synchronizations = TransactionSynchronizationManager.getSynchronizations().size();
+			List<Runnable> operations = List.of(() -> store.acquire(completed, fingerprint("a"), token, LEASE, TTL),
+					() -> store.complete(completed, token, response("done"), TTL),
+					() -> store.acquire(extended, fingerprint("a"), token, LEASE, TTL),
+					() -> store.extend(extended, token, Duration.ofHours(1)),
+					() -> store.acquire(released, fingerprint("a"), token, LEASE, TTL),
+					() -> store.release(released, token),
+					() -> store.completeUnclaimed(unclaimed, fingerprint("a"), token, response("unclaimed"), TTL),
+					() -> store.evict(evicted), () -> store.find(completed));
+			for (Runnable operation : operations) {
+				operation.run();
+				// only the transaction's own connection is still taken
+				assertThat(counting.openConnections()).isOne();
+				assertThat(TransactionSynchronizationManager.getSynchronizations()).hasSize(synchronizations);
+			}
+			assertThat(statusSeenByAnotherConnection(completed)).isEqualTo("C");
+			status.setRollbackOnly();
+		});
+		assertThat(counting.openConnections()).isZero();
+		assertThat(store.find(completed)).get().extracting(IdempotencyRecord::response).isEqualTo(response("done"));
+		assertThat(store.find(extended)).get()
+			.satisfies((record) -> assertThat(record.leaseExpiresAt()).isAfter(Instant.now().plus(LEASE)));
+		assertThat(store.find(released)).isEmpty();
+		assertThat(store.find(unclaimed)).get()
+			.extracting(IdempotencyRecord::response)
+			.isEqualTo(response("unclaimed"));
+		assertThat(store.find(evicted)).isEmpty();
 	}
 
 	private static String statusSeenByAnotherConnection(IdempotencyKey key) {

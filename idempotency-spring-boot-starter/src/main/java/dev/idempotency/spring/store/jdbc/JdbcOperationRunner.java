@@ -1,0 +1,155 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Objects;
+import java.util.function.Function;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.core.store.IdempotencyStoreException;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.AbstractDataSource;
+import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.jdbc.support.SQLExceptionSubclassTranslator;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Runs each operation of a store through a {@link JdbcClient}, on a connection taken for
+ * that operation only and outside any transaction of the application.
+ * <p>
+ * A claim must be visible to every instance as soon as its statement returns, and must
+ * not be rolled back with the caller's business transaction. A {@code JdbcClient} on the
+ * application's {@link DataSource} would not do: {@code DataSourceUtils} hands it the
+ * connection of a Spring-managed transaction bound to the thread, or binds the connection
+ * it takes to the transaction's synchronization until that transaction ends. So the
+ * client here is built on a data source of its own that hands out no connection at all:
+ * for each operation the runner takes a connection from the application's data source,
+ * binds it to the thread under that private data source (as a transaction manager binds
+ * its connection) and unbinds it afterwards. Every statement of the operation (two for a
+ * takeover) runs on that one connection, which is back in the pool when the operation
+ * returns. When the pool hands out connections with auto-commit disabled, the operation
+ * is committed explicitly.
+ * <p>
+ * A new transaction per operation ({@code PROPAGATION_REQUIRES_NEW}) would give the same
+ * isolation, but a {@code COMMIT} round trip per operation on top of the statement's own,
+ * and a suspension of the application's transaction synchronizations.
+ * <p>
+ * Failures of the database, the pool or the statement are thrown as
+ * {@link IdempotencyStoreException}; other runtime exceptions of the work pass through.
+ *
+ * @author Idempotency contributors
+ */
+final class JdbcOperationRunner {
+
+	private final DataSource dataSource;
+
+	private final DataSource operationConnections;
+
+	private final JdbcClient client;
+
+	/**
+	 * Create a runner on the given data source.
+	 * @param dataSource the application's data source, never {@code null}
+	 */
+	JdbcOperationRunner(DataSource dataSource) {
+		this.dataSource = Objects.requireNonNull(dataSource, "'dataSource' must not be null");
+		this.operationConnections = new OperationConnections();
+		JdbcTemplate jdbcTemplate = new JdbcTemplate();
+		jdbcTemplate.setDataSource(this.operationConnections);
+		// translates by exception class only: no metadata lookup on the data source
+		jdbcTemplate.setExceptionTranslator(new SQLExceptionSubclassTranslator());
+		jdbcTemplate.afterPropertiesSet();
+		this.client = JdbcClient.create(jdbcTemplate);
+	}
+
+	/**
+	 * Run one operation on a connection of its own.
+	 * @param <T> the result type
+	 * @param operation the name of the operation, for the exception message
+	 * @param work the statements of the operation, run with a client whose statements all
+	 * use the operation's connection
+	 * @return the result of the work
+	 * @throws IdempotencyStoreException if the database or the pool fails
+	 */
+	<T> T execute(String operation, Function<JdbcClient, T> work) {
+		try (Connection connection = this.dataSource.getConnection()) {
+			boolean autoCommit = connection.getAutoCommit();
+			TransactionSynchronizationManager.bindResource(this.operationConnections, new ConnectionHolder(connection));
+			try {
+				T result = work.apply(this.client);
+				if (!autoCommit) {
+					connection.commit();
+				}
+				return result;
+			}
+			catch (SQLException | RuntimeException ex) {
+				if (!autoCommit) {
+					rollbackQuietly(connection, ex);
+				}
+				throw ex;
+			}
+			finally {
+				TransactionSynchronizationManager.unbindResource(this.operationConnections);
+			}
+		}
+		catch (SQLException ex) {
+			throw failure(operation, ex, ex);
+		}
+		catch (DataAccessException ex) {
+			throw failure(operation, ex.getMostSpecificCause(), ex);
+		}
+	}
+
+	private static IdempotencyStoreException failure(String operation, Throwable reason, Exception cause) {
+		return new IdempotencyStoreException("PostgreSQL " + operation + " failed: " + reason.getMessage(), cause);
+	}
+
+	private static void rollbackQuietly(Connection connection, Exception failure) {
+		try {
+			connection.rollback();
+		}
+		catch (SQLException ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
+	/**
+	 * The key under which an operation's connection is bound to the thread. It never
+	 * hands out a connection itself, so a statement run outside an operation fails rather
+	 * than reaching the pool through the thread's transaction synchronization.
+	 */
+	private static final class OperationConnections extends AbstractDataSource {
+
+		@Override
+		public Connection getConnection() {
+			throw new IllegalStateException("A store statement ran outside of a store operation");
+		}
+
+		@Override
+		public Connection getConnection(String username, String password) {
+			return getConnection();
+		}
+
+	}
+
+}
