@@ -39,7 +39,7 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.StoreDurations;
-import dev.idempotency.spring.store.tiered.UnclaimedCompletion;
+import dev.idempotency.spring.store.UnclaimedCompletion;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;

@@ -16,6 +16,8 @@
 
 package dev.idempotency.spring.store.tiered;
 
+import dev.idempotency.spring.store.UnclaimedCompletion;
+
 /**
  * Where {@link TieredIdempotencyStore} records the claim of a first request while its
  * handler runs.

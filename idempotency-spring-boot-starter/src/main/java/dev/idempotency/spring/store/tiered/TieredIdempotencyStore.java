@@ -18,29 +18,18 @@ package dev.idempotency.spring.store.tiered;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
-import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
+import dev.idempotency.spring.store.UnclaimedCompletion;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -94,49 +83,13 @@ import org.springframework.beans.factory.DisposableBean;
  */
 public final class TieredIdempotencyStore implements IdempotencyStore, DisposableBean {
 
-	private static final Log logger = LogFactory.getLog(TieredIdempotencyStore.class);
-
-	private static final String ACQUIRE = "acquire";
-
-	private static final String COMPLETE = "complete";
-
-	private static final String RELEASE = "release";
-
-	private static final String EXTEND = "extend";
-
-	private static final String FIND = "find";
-
-	private static final String EVICT = "evict";
-
-	// lookup claims registered between two sweeps of the ones past their record's expiry
-	private static final int SWEEP_INTERVAL = 1024;
-
-	// fast-tier renewals under way at once; past that a renewal is skipped (and counted)
-	private static final int MAX_FAST_RENEWAL_THREADS = 256;
-
-	private final IdempotencyStore fast;
+	private final FastTier fast;
 
 	private final IdempotencyStore durable;
 
-	private final CircuitBreaker breaker;
+	private final DurableClaimStrategy durableClaim;
 
-	private volatile @Nullable Duration fastTtl;
-
-	private volatile Clock clock = Clock.systemUTC();
-
-	private volatile TieredStoreListener listener = TieredStoreListener.NONE;
-
-	private volatile TieredClaimMode claimMode = TieredClaimMode.DURABLE;
-
-	// lookup claims granted by this instance and not yet ended, by owner token
-	private final Map<OwnerToken, LookupClaim> lookupClaims = new ConcurrentHashMap<>();
-
-	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
-
-	// owners whose fast-tier renewal is under way
-	private final Set<OwnerToken> fastRenewals = ConcurrentHashMap.newKeySet();
-
-	private final ThreadPoolExecutor fastRenewalExecutor = newFastRenewalExecutor();
+	private volatile ClaimStrategy claimStrategy;
 
 	/**
 	 * Create a tiered store.
@@ -144,9 +97,10 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @param durable the durable tier (the source of truth), never {@code null}
 	 */
 	public TieredIdempotencyStore(IdempotencyStore fast, IdempotencyStore durable) {
-		this.fast = Objects.requireNonNull(fast, "'fast' must not be null");
+		this.fast = new FastTier(Objects.requireNonNull(fast, "'fast' must not be null"));
 		this.durable = Objects.requireNonNull(durable, "'durable' must not be null");
-		this.breaker = new CircuitBreaker(this::breakerStateChanged);
+		this.durableClaim = new DurableClaimStrategy(this.fast, this.durable);
+		this.claimStrategy = this.durableClaim;
 	}
 
 	/**
@@ -161,7 +115,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 		if (fastTtl != null && (fastTtl.isNegative() || fastTtl.isZero())) {
 			throw new IllegalArgumentException("'fastTtl' must be positive");
 		}
-		this.fastTtl = fastTtl;
+		this.fast.setTtlCap(fastTtl);
 	}
 
 	/**
@@ -176,12 +130,19 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 */
 	public void setClaimMode(TieredClaimMode claimMode) {
 		Objects.requireNonNull(claimMode, "'claimMode' must not be null");
-		if (claimMode == TieredClaimMode.LOOKUP && !(this.durable instanceof UnclaimedCompletion)) {
+		this.claimStrategy = switch (claimMode) {
+			case DURABLE -> this.durableClaim;
+			case LOOKUP -> lookupClaimStrategy();
+		};
+	}
+
+	private ClaimStrategy lookupClaimStrategy() {
+		if (!(this.durable instanceof UnclaimedCompletion unclaimed)) {
 			throw new IllegalArgumentException("The lookup claim mode needs a durable tier that implements "
 					+ UnclaimedCompletion.class.getSimpleName() + ", " + this.durable.getClass().getName()
 					+ " does not");
 		}
-		this.claimMode = claimMode;
+		return new LookupClaimStrategy(this.durableClaim, this.fast, this.durable, unclaimed);
 	}
 
 	/**
@@ -189,7 +150,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @return the claim mode
 	 */
 	public TieredClaimMode getClaimMode() {
-		return this.claimMode;
+		return this.claimStrategy.mode();
 	}
 
 	/**
@@ -198,7 +159,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @param failureThreshold the threshold, at least 1
 	 */
 	public void setFailureThreshold(int failureThreshold) {
-		this.breaker.setFailureThreshold(failureThreshold);
+		this.fast.getBreaker().setFailureThreshold(failureThreshold);
 	}
 
 	/**
@@ -207,7 +168,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @param openDuration the duration, positive
 	 */
 	public void setOpenDuration(Duration openDuration) {
-		this.breaker.setOpenDuration(openDuration);
+		this.fast.getBreaker().setOpenDuration(openDuration);
 	}
 
 	/**
@@ -219,8 +180,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @param clock the clock
 	 */
 	public void setClock(Clock clock) {
-		this.clock = Objects.requireNonNull(clock, "'clock' must not be null");
-		this.breaker.setClock(clock);
+		this.fast.setClock(Objects.requireNonNull(clock, "'clock' must not be null"));
 	}
 
 	/**
@@ -229,7 +189,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @param listener the listener
 	 */
 	public void setListener(TieredStoreListener listener) {
-		this.listener = Objects.requireNonNull(listener, "'listener' must not be null");
+		this.fast.setListener(Objects.requireNonNull(listener, "'listener' must not be null"));
 	}
 
 	/**
@@ -238,7 +198,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @return the listener, never {@code null}
 	 */
 	public TieredStoreListener getListener() {
-		return this.listener;
+		return this.fast.getListener();
 	}
 
 	/**
@@ -246,7 +206,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @return the fast tier
 	 */
 	public IdempotencyStore getFastTier() {
-		return this.fast;
+		return this.fast.getStore();
 	}
 
 	/**
@@ -264,7 +224,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @return the current state
 	 */
 	public CircuitBreakerState getCircuitBreakerState() {
-		return this.breaker.getState();
+		return this.fast.getBreaker().getState();
 	}
 
 	/**
@@ -272,33 +232,22 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 * @return the count, 0 after a success
 	 */
 	public int getConsecutiveFastFailures() {
-		return this.breaker.getConsecutiveFailures();
+		return this.fast.getBreaker().getConsecutiveFailures();
 	}
 
 	@Override
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
-		if (!this.breaker.tryAcquirePermission()) {
-			skipped(ACQUIRE);
+		AcquireResult fastResult = this.fast.acquire(key, fingerprint, token, lease, ttl);
+		if (fastResult == null) {
+			// the fast tier is skipped or failed: the durable tier alone answers
 			return this.durable.acquire(key, fingerprint, token, lease, ttl);
 		}
-		AcquireResult fastResult;
-		try {
-			fastResult = this.fast.acquire(key, fingerprint, token, lease, fastClaimTtl(lease, ttl));
-		}
-		catch (RuntimeException ex) {
-			fastFailed(ACQUIRE, ex);
-			return this.durable.acquire(key, fingerprint, token, lease, ttl);
-		}
-		this.breaker.onSuccess();
-		boolean lookup = this.claimMode == TieredClaimMode.LOOKUP;
 		if (fastResult instanceof AcquireResult.Acquired) {
-			return lookup ? lookUpDurable(key, fingerprint, token, lease, ttl)
-					: acquireDurable(key, fingerprint, token, lease, ttl);
+			return this.claimStrategy.claimGranted(key, fingerprint, token, lease, ttl);
 		}
 		if (fastResult instanceof AcquireResult.Mismatch) {
-			return lookup ? confirmMismatchByLookUp(key, fingerprint)
-					: confirmMismatch(key, fingerprint, token, lease, ttl);
+			return this.claimStrategy.confirmMismatch(key, fingerprint, token, lease, ttl);
 		}
 		if (fastResult instanceof AcquireResult.Replay replay && !replay.response().isReadable()) {
 			return replayFromDurable(key, fingerprint, replay);
@@ -315,280 +264,26 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 			IdempotencyRecord record = found.get();
 			StoredResponse response = record.response();
 			if (record.fingerprint().equals(fingerprint) && response != null && response.isReadable()) {
-				tryFast(ACQUIRE, () -> this.fast.evict(key));
+				this.fast.drop(FastTier.ACQUIRE, key);
 				return new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
 			}
 		}
 		return damaged;
 	}
 
-	// lookup mode, the fast tier granted the key: read the durable record, write nothing
-	private AcquireResult lookUpDurable(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
-			Duration lease, Duration ttl) {
-		long askedAt = System.nanoTime();
-		Optional<IdempotencyRecord> found;
-		try {
-			found = this.durable.find(key);
-		}
-		catch (RuntimeException ex) {
-			RuntimeException releaseFailure = releaseFast(key, token);
-			if (releaseFailure != null) {
-				ex.addSuppressed(releaseFailure);
-			}
-			throw ex;
-		}
-		if (found.isEmpty()) {
-			registerLookupClaim(key, fingerprint, token, lease, ttl);
-			return new AcquireResult.Acquired(token);
-		}
-		IdempotencyRecord record = found.get();
-		if (!record.fingerprint().equals(fingerprint)) {
-			releaseFast(key, token);
-			return new AcquireResult.Mismatch();
-		}
-		StoredResponse response = record.response();
-		if (record.status() == IdempotencyStatus.COMPLETED && response != null) {
-			// the fast tier had lost the record: copy it back over the claim we hold
-			AcquireResult.Replay replay = new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
-			rewarm(key, token, replay, ttl, askedAt);
-			return replay;
-		}
-		// a durable claim (made while the fast tier was skipped): only the durable tier
-		// can tell a live lease from a lapsed one and take it over atomically
-		return acquireDurable(key, fingerprint, token, lease, ttl);
-	}
-
-	// lookup mode: the fast record may be a live claim the durable tier knows nothing of,
-	// so the durable tier can only overrule the mismatch with a replay, never claim
-	private AcquireResult confirmMismatchByLookUp(IdempotencyKey key, RequestFingerprint fingerprint) {
-		Optional<IdempotencyRecord> found = this.durable.find(key);
-		if (found.isPresent()) {
-			IdempotencyRecord record = found.get();
-			StoredResponse response = record.response();
-			if (record.fingerprint().equals(fingerprint) && record.status() == IdempotencyStatus.COMPLETED
-					&& response != null) {
-				return new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
-			}
-		}
-		return new AcquireResult.Mismatch();
-	}
-
-	private void registerLookupClaim(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
-			Duration lease, Duration ttl) {
-		long now = System.nanoTime();
-		Duration lifetime = (lease.compareTo(ttl) > 0) ? lease : ttl;
-		this.lookupClaims.put(token, new LookupClaim(key, fingerprint, now + saturatedNanos(lifetime)));
-		if (this.claimsSinceSweep.incrementAndGet() >= SWEEP_INTERVAL) {
-			this.claimsSinceSweep.set(0);
-			// claims whose end was never reported (the completion failed for good): their
-			// records have expired in the fast tier by now
-			this.lookupClaims.values().removeIf((claim) -> claim.expiredAt(now));
-		}
-	}
-
-	private @Nullable LookupClaim lookupClaim(IdempotencyKey key, OwnerToken token) {
-		LookupClaim claim = this.lookupClaims.get(token);
-		return (claim != null && claim.key().equals(key)) ? claim : null;
-	}
-
-	private AcquireResult acquireDurable(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
-			Duration lease, Duration ttl) {
-		long askedAt = System.nanoTime();
-		AcquireResult result;
-		try {
-			result = this.durable.acquire(key, fingerprint, token, lease, ttl);
-		}
-		catch (RuntimeException ex) {
-			// nothing will run: do not leave our claim blocking the retries
-			RuntimeException releaseFailure = releaseFast(key, token);
-			if (releaseFailure != null) {
-				ex.addSuppressed(releaseFailure);
-			}
-			throw ex;
-		}
-		if (result instanceof AcquireResult.Replay replay) {
-			// the fast tier had lost the record: copy it back over the claim we hold
-			rewarm(key, token, replay, ttl, askedAt);
-		}
-		else if (!(result instanceof AcquireResult.Acquired)) {
-			releaseFast(key, token);
-		}
-		return result;
-	}
-
-	private AcquireResult confirmMismatch(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
-			Duration lease, Duration ttl) {
-		AcquireResult result = this.durable.acquire(key, fingerprint, token, lease, ttl);
-		if (!(result instanceof AcquireResult.Mismatch)) {
-			// the fast record contradicts the source of truth (a claim whose release
-			// failed, for instance): drop it so that it stops refusing this key
-			tryFast(ACQUIRE, () -> this.fast.evict(key));
-		}
-		return result;
-	}
-
-	// askedAt: System.nanoTime() before the durable tier was asked
-	private void rewarm(IdempotencyKey key, OwnerToken token, AcquireResult.Replay replay, Duration ttl, long askedAt) {
-		if (!replay.response().isReadable()) {
-			// nothing to copy: the durable tier answers for this key until it expires
-			releaseFast(key, token);
-			return;
-		}
-		Duration remaining = remainingLifetime(replay, askedAt);
-		Duration warmTtl = fastTtl(ttl);
-		if (remaining.compareTo(warmTtl) < 0) {
-			warmTtl = remaining;
-		}
-		// whole milliseconds, rounded down: the copy must not outlive the durable record
-		Duration finalTtl = Duration.ofMillis(warmTtl.toMillis());
-		if (finalTtl.toMillis() > 0) {
-			tryFast(ACQUIRE, () -> this.fast.complete(key, token, replay.response(), finalTtl));
-		}
-		else {
-			releaseFast(key, token);
-		}
-	}
-
-	// By the durable tier's own clock when it reports the lifetime, less the time since
-	// it was asked (it measured no earlier than that), so that the application's clock,
-	// however skewed, cannot lengthen the copy's life.
-	private Duration remainingLifetime(AcquireResult.Replay replay, long askedAt) {
-		Duration timeToLive = replay.timeToLive();
-		if (timeToLive == null) {
-			return Duration.between(this.clock.instant(), replay.expiresAt());
-		}
-		return timeToLive.minusNanos(System.nanoTime() - askedAt);
-	}
-
 	@Override
 	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-		LookupClaim claim = lookupClaim(key, token);
-		if (claim != null) {
-			return completeLookupClaim(key, token, claim, response, ttl);
-		}
-		// durable first: the client must never receive a response that could be lost
-		if (!this.durable.complete(key, token, response, ttl)) {
-			return false;
-		}
-		if (permitFast(COMPLETE)) {
-			// false (the fast record was lost or taken over) is harmless: the
-			// next acquire finds the durable record and copies it to the fast tier
-			tryFast(COMPLETE, () -> this.fast.complete(key, token, response, fastTtl(ttl)));
-		}
-		return true;
-	}
-
-	// lookup mode: the fast tier holds the claim, so its owner-token check fences the
-	// completion before the one durable write
-	private boolean completeLookupClaim(IdempotencyKey key, OwnerToken token, LookupClaim claim,
-			StoredResponse response, Duration ttl) {
-		if (permitFast(COMPLETE)) {
-			boolean completedFast;
-			try {
-				completedFast = this.fast.complete(key, token, response, fastTtl(ttl));
-			}
-			catch (RuntimeException ex) {
-				// the fast tier cannot fence: the durable tier still refuses to overwrite
-				// another owner's record
-				fastFailed(COMPLETE, ex);
-				return completeDurably(key, token, claim, response, ttl, false);
-			}
-			this.breaker.onSuccess();
-			if (!completedFast && takenOver(key, token)) {
-				this.lookupClaims.remove(token);
-				return false;
-			}
-			return completeDurably(key, token, claim, response, ttl, completedFast);
-		}
-		return completeDurably(key, token, claim, response, ttl, false);
-	}
-
-	private boolean completeDurably(IdempotencyKey key, OwnerToken token, LookupClaim claim, StoredResponse response,
-			Duration ttl, boolean completedFast) {
-		// an exception keeps the claim: the engine retries the completion
-		boolean stored = ((UnclaimedCompletion) this.durable).completeUnclaimed(key, claim.fingerprint(), token,
-				response, ttl);
-		this.lookupClaims.remove(token);
-		if (!stored && completedFast) {
-			// another execution's response is the durable one: do not let the fast tier
-			// replay ours
-			tryFast(COMPLETE, () -> this.fast.evict(key));
-		}
-		return stored;
-	}
-
-	// the fast tier refused our completion: fenced if another owner holds the record
-	// there, not if the record is simply gone (flushed, evicted)
-	private boolean takenOver(IdempotencyKey key, OwnerToken token) {
-		Optional<IdempotencyRecord> found;
-		try {
-			found = this.fast.find(key);
-		}
-		catch (RuntimeException ex) {
-			fastFailed(COMPLETE, ex);
-			return false;
-		}
-		this.breaker.onSuccess();
-		return found.isPresent() && !found.get().owner().equals(token);
+		return this.claimStrategy.complete(key, token, response, ttl);
 	}
 
 	@Override
 	public boolean release(IdempotencyKey key, OwnerToken token) {
-		if (lookupClaim(key, token) != null) {
-			// the durable tier holds nothing of this claim; the engine does not retry a
-			// release, so the claim ends here whatever happens
-			this.lookupClaims.remove(token);
-			return onLookupClaim(RELEASE, key, () -> this.fast.release(key, token));
-		}
-		boolean released = this.durable.release(key, token);
-		// only ever removes a record that this token owns, whatever the durable answer
-		if (permitFast(RELEASE)) {
-			tryFast(RELEASE, () -> this.fast.release(key, token));
-		}
-		return released;
+		return this.claimStrategy.release(key, token);
 	}
 
 	@Override
 	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-		LookupClaim claim = lookupClaim(key, token);
-		if (claim != null) {
-			boolean extended = onLookupClaim(EXTEND, key, () -> this.fast.extend(key, token, lease));
-			if (extended) {
-				this.lookupClaims.computeIfPresent(token, (owner, current) -> current.extendedBy(lease));
-			}
-			return extended;
-		}
-		boolean extended = this.durable.extend(key, token, lease);
-		if (extended && permitFast(EXTEND)) {
-			extendFastInBackground(key, token, lease);
-		}
-		return extended;
-	}
-
-	// The durable lease is renewed: the fast tier's renewal is best effort and must never
-	// hold up the next durable renewal, so it runs on a thread of its own, one at a time
-	// per owner. A fast tier that hangs then holds one thread per running execution at
-	// most; its claims run out with their TTL, and duplicates fall through to the durable
-	// tier, which still holds the live lease.
-	private void extendFastInBackground(IdempotencyKey key, OwnerToken token, Duration lease) {
-		if (!this.fastRenewals.add(token)) {
-			skipped(EXTEND);
-			return;
-		}
-		try {
-			this.fastRenewalExecutor.execute(() -> {
-				try {
-					tryFast(EXTEND, () -> this.fast.extend(key, token, lease));
-				}
-				finally {
-					this.fastRenewals.remove(token);
-				}
-			});
-		}
-		catch (RejectedExecutionException ex) {
-			this.fastRenewals.remove(token);
-			skipped(EXTEND);
-		}
+		return this.claimStrategy.extend(key, token, lease);
 	}
 
 	/**
@@ -596,7 +291,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 */
 	@Override
 	public void destroy() {
-		this.fastRenewalExecutor.shutdownNow();
+		this.fast.shutdown();
 	}
 
 	@Override
@@ -606,35 +301,9 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 			durableRecord = this.durable.find(key);
 		}
 		catch (RuntimeException ex) {
-			if (!this.breaker.tryAcquirePermission()) {
-				throw ex;
-			}
-			Optional<IdempotencyRecord> found;
-			try {
-				found = this.fast.find(key);
-			}
-			catch (RuntimeException fastEx) {
-				fastFailed(FIND, fastEx);
-				ex.addSuppressed(fastEx);
-				throw ex;
-			}
-			this.breaker.onSuccess();
-			return found;
+			return this.fast.findInstead(key, ex);
 		}
-		if (durableRecord.isEmpty() && this.claimMode == TieredClaimMode.LOOKUP && permitFast(FIND)) {
-			// a lookup claim in progress is only known to the fast tier
-			Optional<IdempotencyRecord> found;
-			try {
-				found = this.fast.find(key);
-			}
-			catch (RuntimeException ex) {
-				fastFailed(FIND, ex);
-				return durableRecord;
-			}
-			this.breaker.onSuccess();
-			return found;
-		}
-		return durableRecord;
+		return this.claimStrategy.find(key, durableRecord);
 	}
 
 	/**
@@ -655,134 +324,10 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 			evictedFast = this.fast.evict(key);
 		}
 		catch (RuntimeException ex) {
-			fastFailed(EVICT, ex);
 			throw new IdempotencyStoreException(
 					"Evicted '" + key + "' from the durable tier, but the fast tier failed: evict it again", ex);
 		}
-		this.breaker.onSuccess();
 		return evictedDurable || evictedFast;
-	}
-
-	private Duration fastTtl(Duration ttl) {
-		Duration cap = this.fastTtl;
-		return (cap != null && cap.compareTo(ttl) < 0) ? cap : ttl;
-	}
-
-	private Duration fastClaimTtl(Duration lease, Duration ttl) {
-		// a capped fast claim must still outlive its lease, or the first-line lock would
-		// vanish under a running handler
-		Duration claimTtl = fastTtl(ttl);
-		if (claimTtl.compareTo(lease) < 0) {
-			return (lease.compareTo(ttl) < 0) ? lease : ttl;
-		}
-		return claimTtl;
-	}
-
-	private boolean permitFast(String operation) {
-		if (this.breaker.tryAcquirePermission()) {
-			return true;
-		}
-		skipped(operation);
-		return false;
-	}
-
-	// best effort: the outcome feeds the breaker, a failure is counted and returned
-	private @Nullable RuntimeException tryFast(String operation, Runnable call) {
-		try {
-			call.run();
-		}
-		catch (RuntimeException ex) {
-			fastFailed(operation, ex);
-			return ex;
-		}
-		this.breaker.onSuccess();
-		return null;
-	}
-
-	private @Nullable RuntimeException releaseFast(IdempotencyKey key, OwnerToken token) {
-		return tryFast(ACQUIRE, () -> this.fast.release(key, token));
-	}
-
-	// lookup mode: the fast tier alone holds the claim, so its failure fails the
-	// operation
-	private boolean onLookupClaim(String operation, IdempotencyKey key, BooleanSupplier call) {
-		if (!this.breaker.tryAcquirePermission()) {
-			throw new IdempotencyStoreException("Cannot " + operation + " the claim of key '" + key
-					+ "': the fast tier holds it and is skipped while the circuit breaker is open");
-		}
-		boolean result;
-		try {
-			result = call.getAsBoolean();
-		}
-		catch (RuntimeException ex) {
-			fastFailed(operation, ex);
-			throw (ex instanceof IdempotencyStoreException storeException) ? storeException
-					: new IdempotencyStoreException("Fast tier failed to " + operation + " key '" + key + "'", ex);
-		}
-		this.breaker.onSuccess();
-		return result;
-	}
-
-	private static ThreadPoolExecutor newFastRenewalExecutor() {
-		AtomicInteger count = new AtomicInteger();
-		return new ThreadPoolExecutor(0, MAX_FAST_RENEWAL_THREADS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
-				(runnable) -> {
-					Thread thread = new Thread(runnable, "idempotency-fast-renewal-" + count.incrementAndGet());
-					thread.setDaemon(true);
-					return thread;
-				});
-	}
-
-	private static long saturatedNanos(Duration duration) {
-		// far enough for any record, close enough that nanoTime arithmetic cannot wrap
-		Duration cap = Duration.ofDays(36_500);
-		return ((duration.compareTo(cap) < 0) ? duration : cap).toNanos();
-	}
-
-	private void skipped(String operation) {
-		this.listener.onFallback(operation, null);
-	}
-
-	private void fastFailed(String operation, RuntimeException ex) {
-		CircuitBreakerState openedFrom = this.breaker.onFailure();
-		if (openedFrom == CircuitBreakerState.CLOSED && logger.isWarnEnabled()) {
-			logger.warn(
-					"Fast tier failed " + this.breaker.getFailureThreshold()
-							+ " consecutive times: using the durable tier alone for " + this.breaker.getOpenDuration(),
-					ex);
-		}
-		else if (logger.isDebugEnabled()) {
-			logger.debug("Fast tier failed during " + operation + ": using the durable tier", ex);
-		}
-		this.listener.onFallback(operation, ex);
-	}
-
-	private void breakerStateChanged(CircuitBreakerState from, CircuitBreakerState to) {
-		if (to == CircuitBreakerState.CLOSED && logger.isInfoEnabled()) {
-			logger.info("Fast tier recovered: circuit breaker closed");
-		}
-		else if (from == CircuitBreakerState.HALF_OPEN && to == CircuitBreakerState.OPEN && logger.isDebugEnabled()) {
-			logger.debug("Fast tier trial call failed: circuit breaker open again");
-		}
-		this.listener.onBreakerStateChange(from, to);
-	}
-
-	/**
-	 * A lookup claim granted by this instance: what its completion needs to write the
-	 * durable record, and until when (by {@link System#nanoTime()}) the claim's record
-	 * can live.
-	 */
-	private record LookupClaim(IdempotencyKey key, RequestFingerprint fingerprint, long deadlineNanos) {
-
-		boolean expiredAt(long nanoTime) {
-			return nanoTime - this.deadlineNanos > 0;
-		}
-
-		LookupClaim extendedBy(Duration lease) {
-			long candidate = System.nanoTime() + saturatedNanos(lease);
-			return (candidate - this.deadlineNanos > 0) ? new LookupClaim(this.key, this.fingerprint, candidate) : this;
-		}
-
 	}
 
 }

@@ -33,6 +33,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.UnclaimedCompletion;
 import org.jspecify.annotations.Nullable;
 
 /**

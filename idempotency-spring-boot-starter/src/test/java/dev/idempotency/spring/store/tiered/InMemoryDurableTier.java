@@ -28,6 +28,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.store.UnclaimedCompletion;
 
 /**
  * An in-memory durable tier for the lookup claim mode: an

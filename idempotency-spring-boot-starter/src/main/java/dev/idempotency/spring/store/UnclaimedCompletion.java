@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.store.tiered;
+package dev.idempotency.spring.store;
 
 import java.time.Duration;
 
@@ -26,9 +26,12 @@ import dev.idempotency.core.store.IdempotencyStoreException;
 
 /**
  * A durable tier that can store a completed record for a key it never claimed: the one
- * write of a first request when {@link TieredIdempotencyStore} runs in
- * {@link TieredClaimMode#LOOKUP lookup claim mode}, where the claim lives in the fast
- * tier only.
+ * write of a first request when a
+ * {@link dev.idempotency.spring.store.tiered.TieredIdempotencyStore} runs in
+ * {@link dev.idempotency.spring.store.tiered.TieredClaimMode#LOOKUP lookup claim mode},
+ * where the claim lives in the fast tier only. It lives beside the stores rather than
+ * with the tiered store, so that a durable store can offer it without depending on the
+ * tiered one.
  * <p>
  * Implementations are thread-safe and make the operation atomic with respect to every
  * other operation on the same key.

@@ -1,0 +1,127 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.tiered;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+
+/**
+ * The {@link TieredClaimMode#DURABLE durable claim}: a key the fast tier granted is
+ * claimed in the durable tier with the same owner token, and the durable tier answers
+ * every operation on the claim first. The fast tier follows, best effort: it is completed
+ * after the durable tier, released whatever the durable tier answered, and renewed in the
+ * background so that it never holds up the durable renewal.
+ *
+ * @author Idempotency contributors
+ */
+final class DurableClaimStrategy implements ClaimStrategy {
+
+	private final FastTier fast;
+
+	private final IdempotencyStore durable;
+
+	DurableClaimStrategy(FastTier fast, IdempotencyStore durable) {
+		this.fast = fast;
+		this.durable = durable;
+	}
+
+	@Override
+	public TieredClaimMode mode() {
+		return TieredClaimMode.DURABLE;
+	}
+
+	@Override
+	public AcquireResult claimGranted(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			Duration lease, Duration ttl) {
+		long askedAt = System.nanoTime();
+		AcquireResult result;
+		try {
+			result = this.durable.acquire(key, fingerprint, token, lease, ttl);
+		}
+		catch (RuntimeException ex) {
+			// nothing will run: do not leave our claim blocking the retries
+			RuntimeException releaseFailure = this.fast.undoClaim(key, token);
+			if (releaseFailure != null) {
+				ex.addSuppressed(releaseFailure);
+			}
+			throw ex;
+		}
+		if (result instanceof AcquireResult.Replay replay) {
+			// the fast tier had lost the record: copy it back over the claim we hold
+			this.fast.rewarm(key, token, replay, ttl, askedAt);
+		}
+		else if (!(result instanceof AcquireResult.Acquired)) {
+			this.fast.undoClaim(key, token);
+		}
+		return result;
+	}
+
+	@Override
+	public AcquireResult confirmMismatch(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			Duration lease, Duration ttl) {
+		AcquireResult result = this.durable.acquire(key, fingerprint, token, lease, ttl);
+		if (!(result instanceof AcquireResult.Mismatch)) {
+			// the fast record contradicts the source of truth (a claim whose release
+			// failed, for instance): drop it so that it stops refusing this key
+			this.fast.drop(FastTier.ACQUIRE, key);
+		}
+		return result;
+	}
+
+	@Override
+	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		// durable first: the client must never receive a response that could be lost
+		if (!this.durable.complete(key, token, response, ttl)) {
+			return false;
+		}
+		// refused (the fast record was lost or taken over) is harmless: the next
+		// acquire finds the durable record and copies it to the fast tier
+		this.fast.complete(key, token, response, ttl);
+		return true;
+	}
+
+	@Override
+	public boolean release(IdempotencyKey key, OwnerToken token) {
+		boolean released = this.durable.release(key, token);
+		// only ever removes a record that this token owns, whatever the durable answer
+		this.fast.release(key, token);
+		return released;
+	}
+
+	@Override
+	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+		boolean extended = this.durable.extend(key, token, lease);
+		if (extended) {
+			this.fast.extendInBackground(key, token, lease);
+		}
+		return extended;
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> find(IdempotencyKey key, Optional<IdempotencyRecord> durableRecord) {
+		return durableRecord;
+	}
+
+}

@@ -1,0 +1,486 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.tiered;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.IdempotencyStoreException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The fast tier of a {@link TieredIdempotencyStore} wrapped once with its
+ * {@link CircuitBreaker}: every call to the fast store goes through this class, which
+ * asks the breaker for permission, reports the call's outcome to it, and tells the
+ * {@link TieredStoreListener} when an operation goes without the fast tier. The tiered
+ * store and its claim strategies never touch the breaker themselves.
+ * <p>
+ * The methods differ in what the breaker and a failure mean to their caller:
+ * <ul>
+ * <li><b>Best effort</b> ({@link #acquire}, {@link #complete}, {@link #release},
+ * {@link #extendInBackground}, {@link #find(IdempotencyKey, Optional)}): skipped while
+ * the breaker is open; a skip or a failure is reported as a fallback and answered without
+ * the fast tier.
+ * <li><b>Claims held by the fast tier alone</b> ({@link #releaseClaim},
+ * {@link #extendClaim}): asked of the breaker as well, but a skip or a failure fails the
+ * operation (only a failure is reported as a fallback).
+ * <li><b>Follow-ups</b> ({@link #undoClaim}, {@link #rewarm}, {@link #drop},
+ * {@link #recheck}): finish an operation whose first fast-tier call the breaker admitted,
+ * so they do not ask it again; a failure is reported and swallowed.
+ * <li><b>Stand-ins</b>: {@link #evict} is tried even while the breaker is open, and
+ * {@link #findInstead} answers for a durable tier that failed; a failure of either is
+ * reported and thrown.
+ * </ul>
+ * <p>
+ * It also decides how long the fast tier keeps what it is given: every method takes the
+ * record's TTL and applies the optional cap, and a copy of a durable record never
+ * outlives the durable one.
+ * <p>
+ * Thread-safe.
+ *
+ * @author Idempotency contributors
+ */
+final class FastTier {
+
+	static final String ACQUIRE = "acquire";
+
+	static final String COMPLETE = "complete";
+
+	static final String RELEASE = "release";
+
+	static final String EXTEND = "extend";
+
+	static final String FIND = "find";
+
+	static final String EVICT = "evict";
+
+	// named after the class users configure logging for
+	private static final Log logger = LogFactory.getLog(TieredIdempotencyStore.class);
+
+	// renewals under way at once; past that a renewal is skipped (and counted)
+	private static final int MAX_RENEWAL_THREADS = 256;
+
+	private final IdempotencyStore store;
+
+	private final CircuitBreaker breaker;
+
+	private volatile @Nullable Duration ttlCap;
+
+	private volatile Clock clock = Clock.systemUTC();
+
+	private volatile TieredStoreListener listener = TieredStoreListener.NONE;
+
+	// owners whose renewal is under way
+	private final Set<OwnerToken> renewals = ConcurrentHashMap.newKeySet();
+
+	private final ThreadPoolExecutor renewalExecutor = newRenewalExecutor();
+
+	FastTier(IdempotencyStore store) {
+		this.store = store;
+		this.breaker = new CircuitBreaker(this::breakerStateChanged);
+	}
+
+	IdempotencyStore getStore() {
+		return this.store;
+	}
+
+	CircuitBreaker getBreaker() {
+		return this.breaker;
+	}
+
+	void setTtlCap(@Nullable Duration ttlCap) {
+		this.ttlCap = ttlCap;
+	}
+
+	void setClock(Clock clock) {
+		this.clock = clock;
+		this.breaker.setClock(clock);
+	}
+
+	void setListener(TieredStoreListener listener) {
+		this.listener = listener;
+	}
+
+	TieredStoreListener getListener() {
+		return this.listener;
+	}
+
+	// null when the fast tier was skipped or failed; the claim outlives its lease
+	@Nullable AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
+			Duration ttl) {
+		if (!permitted(ACQUIRE)) {
+			return null;
+		}
+		AcquireResult result;
+		try {
+			result = this.store.acquire(key, fingerprint, token, lease, claimTtl(lease, ttl));
+		}
+		catch (RuntimeException ex) {
+			failed(ACQUIRE, ex);
+			return null;
+		}
+		this.breaker.onSuccess();
+		return result;
+	}
+
+	Outcome complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		if (!permitted(COMPLETE)) {
+			return Outcome.UNAVAILABLE;
+		}
+		boolean completed;
+		try {
+			completed = this.store.complete(key, token, response, ttl(ttl));
+		}
+		catch (RuntimeException ex) {
+			failed(COMPLETE, ex);
+			return Outcome.UNAVAILABLE;
+		}
+		this.breaker.onSuccess();
+		return completed ? Outcome.APPLIED : Outcome.REFUSED;
+	}
+
+	void release(IdempotencyKey key, OwnerToken token) {
+		if (!permitted(RELEASE)) {
+			return;
+		}
+		try {
+			this.store.release(key, token);
+		}
+		catch (RuntimeException ex) {
+			failed(RELEASE, ex);
+			return;
+		}
+		this.breaker.onSuccess();
+	}
+
+	// A fast tier that hangs must never hold up the durable renewal, which is the one
+	// that counts: the renewal runs on a thread of its own, one at a time per owner. A
+	// hanging fast tier then holds one thread per running execution at most; its claims
+	// run out with their TTL, and duplicates fall through to the durable tier, which
+	// still holds the live lease.
+	void extendInBackground(IdempotencyKey key, OwnerToken token, Duration lease) {
+		if (!permitted(EXTEND)) {
+			return;
+		}
+		if (!this.renewals.add(token)) {
+			skipped(EXTEND);
+			return;
+		}
+		try {
+			this.renewalExecutor.execute(() -> renew(key, token, lease));
+		}
+		catch (RejectedExecutionException ex) {
+			this.renewals.remove(token);
+			skipped(EXTEND);
+		}
+	}
+
+	private void renew(IdempotencyKey key, OwnerToken token, Duration lease) {
+		try {
+			try {
+				this.store.extend(key, token, lease);
+			}
+			catch (RuntimeException ex) {
+				failed(EXTEND, ex);
+				return;
+			}
+			this.breaker.onSuccess();
+		}
+		finally {
+			this.renewals.remove(token);
+		}
+	}
+
+	// otherwise: the answer when the fast tier is skipped or fails
+	Optional<IdempotencyRecord> find(IdempotencyKey key, Optional<IdempotencyRecord> otherwise) {
+		if (!permitted(FIND)) {
+			return otherwise;
+		}
+		Optional<IdempotencyRecord> found;
+		try {
+			found = this.store.find(key);
+		}
+		catch (RuntimeException ex) {
+			failed(FIND, ex);
+			return otherwise;
+		}
+		this.breaker.onSuccess();
+		return found;
+	}
+
+	// The claims below live in the fast tier alone: a skip or a failure fails the
+	// operation, since nothing can serve it without the fast tier.
+	boolean releaseClaim(IdempotencyKey key, OwnerToken token) {
+		requireClaimPermission(RELEASE, key);
+		boolean released;
+		try {
+			released = this.store.release(key, token);
+		}
+		catch (RuntimeException ex) {
+			throw claimFailed(RELEASE, key, ex);
+		}
+		this.breaker.onSuccess();
+		return released;
+	}
+
+	boolean extendClaim(IdempotencyKey key, OwnerToken token, Duration lease) {
+		requireClaimPermission(EXTEND, key);
+		boolean extended;
+		try {
+			extended = this.store.extend(key, token, lease);
+		}
+		catch (RuntimeException ex) {
+			throw claimFailed(EXTEND, key, ex);
+		}
+		this.breaker.onSuccess();
+		return extended;
+	}
+
+	private void requireClaimPermission(String operation, IdempotencyKey key) {
+		if (!this.breaker.tryAcquirePermission()) {
+			throw new IdempotencyStoreException("Cannot " + operation + " the claim of key '" + key
+					+ "': the fast tier holds it and is skipped while the circuit breaker is open");
+		}
+	}
+
+	private IdempotencyStoreException claimFailed(String operation, IdempotencyKey key, RuntimeException ex) {
+		failed(operation, ex);
+		return (ex instanceof IdempotencyStoreException storeException) ? storeException
+				: new IdempotencyStoreException("Fast tier failed to " + operation + " key '" + key + "'", ex);
+	}
+
+	// nothing will run: the claim must not keep blocking the retries
+	@Nullable RuntimeException undoClaim(IdempotencyKey key, OwnerToken token) {
+		try {
+			this.store.release(key, token);
+		}
+		catch (RuntimeException ex) {
+			failed(ACQUIRE, ex);
+			return ex;
+		}
+		this.breaker.onSuccess();
+		return null;
+	}
+
+	// Copy the durable tier's replay over our claim, for no longer than the durable tier
+	// keeps the record. askedAt: System.nanoTime() before the durable tier was asked
+	void rewarm(IdempotencyKey key, OwnerToken token, AcquireResult.Replay replay, Duration ttl, long askedAt) {
+		if (!replay.response().isReadable()) {
+			// nothing to copy: the durable tier answers for this key until it expires
+			undoClaim(key, token);
+			return;
+		}
+		Duration remaining = remainingLifetime(replay, askedAt);
+		Duration warmTtl = ttl(ttl);
+		if (remaining.compareTo(warmTtl) < 0) {
+			warmTtl = remaining;
+		}
+		// whole milliseconds, rounded down: the copy must not outlive the durable record
+		Duration finalTtl = Duration.ofMillis(warmTtl.toMillis());
+		if (finalTtl.toMillis() <= 0) {
+			undoClaim(key, token);
+			return;
+		}
+		try {
+			this.store.complete(key, token, replay.response(), finalTtl);
+		}
+		catch (RuntimeException ex) {
+			failed(ACQUIRE, ex);
+			return;
+		}
+		this.breaker.onSuccess();
+	}
+
+	// By the durable tier's own clock when it reports the lifetime, less the time since
+	// it was asked (it measured no earlier than that), so that the application's clock,
+	// however skewed, cannot lengthen the copy's life.
+	private Duration remainingLifetime(AcquireResult.Replay replay, long askedAt) {
+		Duration timeToLive = replay.timeToLive();
+		if (timeToLive == null) {
+			return Duration.between(this.clock.instant(), replay.expiresAt());
+		}
+		return timeToLive.minusNanos(System.nanoTime() - askedAt);
+	}
+
+	// a fast record that contradicts the durable tier
+	void drop(String operation, IdempotencyKey key) {
+		try {
+			this.store.evict(key);
+		}
+		catch (RuntimeException ex) {
+			failed(operation, ex);
+			return;
+		}
+		this.breaker.onSuccess();
+	}
+
+	// empty as well when the fast tier fails: the caller cannot tell more from it
+	Optional<IdempotencyRecord> recheck(String operation, IdempotencyKey key) {
+		Optional<IdempotencyRecord> found;
+		try {
+			found = this.store.find(key);
+		}
+		catch (RuntimeException ex) {
+			failed(operation, ex);
+			return Optional.empty();
+		}
+		this.breaker.onSuccess();
+		return found;
+	}
+
+	// tried even while the breaker is open: an operator's eviction must not leave a stale
+	// replay behind
+	boolean evict(IdempotencyKey key) {
+		boolean evicted;
+		try {
+			evicted = this.store.evict(key);
+		}
+		catch (RuntimeException ex) {
+			failed(EVICT, ex);
+			throw ex;
+		}
+		this.breaker.onSuccess();
+		return evicted;
+	}
+
+	// Diagnostics only: when the breaker is open the read fails with the durable
+	// failure, so it is not counted as a fallback.
+	Optional<IdempotencyRecord> findInstead(IdempotencyKey key, RuntimeException durableFailure) {
+		if (!this.breaker.tryAcquirePermission()) {
+			throw durableFailure;
+		}
+		Optional<IdempotencyRecord> found;
+		try {
+			found = this.store.find(key);
+		}
+		catch (RuntimeException ex) {
+			failed(FIND, ex);
+			durableFailure.addSuppressed(ex);
+			throw durableFailure;
+		}
+		this.breaker.onSuccess();
+		return found;
+	}
+
+	/**
+	 * Stop the threads of the background renewals.
+	 */
+	void shutdown() {
+		this.renewalExecutor.shutdownNow();
+	}
+
+	private Duration ttl(Duration ttl) {
+		Duration cap = this.ttlCap;
+		return (cap != null && cap.compareTo(ttl) < 0) ? cap : ttl;
+	}
+
+	private Duration claimTtl(Duration lease, Duration ttl) {
+		// a capped fast claim must still outlive its lease, or the first-line lock would
+		// vanish under a running handler
+		Duration claimTtl = ttl(ttl);
+		if (claimTtl.compareTo(lease) < 0) {
+			return (lease.compareTo(ttl) < 0) ? lease : ttl;
+		}
+		return claimTtl;
+	}
+
+	private boolean permitted(String operation) {
+		if (this.breaker.tryAcquirePermission()) {
+			return true;
+		}
+		skipped(operation);
+		return false;
+	}
+
+	private void skipped(String operation) {
+		this.listener.onFallback(operation, null);
+	}
+
+	private void failed(String operation, RuntimeException ex) {
+		CircuitBreakerState openedFrom = this.breaker.onFailure();
+		if (openedFrom == CircuitBreakerState.CLOSED && logger.isWarnEnabled()) {
+			logger.warn(
+					"Fast tier failed " + this.breaker.getFailureThreshold()
+							+ " consecutive times: using the durable tier alone for " + this.breaker.getOpenDuration(),
+					ex);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Fast tier failed during " + operation + ": using the durable tier", ex);
+		}
+		this.listener.onFallback(operation, ex);
+	}
+
+	private void breakerStateChanged(CircuitBreakerState from, CircuitBreakerState to) {
+		if (to == CircuitBreakerState.CLOSED && logger.isInfoEnabled()) {
+			logger.info("Fast tier recovered: circuit breaker closed");
+		}
+		else if (from == CircuitBreakerState.HALF_OPEN && to == CircuitBreakerState.OPEN && logger.isDebugEnabled()) {
+			logger.debug("Fast tier trial call failed: circuit breaker open again");
+		}
+		this.listener.onBreakerStateChange(from, to);
+	}
+
+	private static ThreadPoolExecutor newRenewalExecutor() {
+		AtomicInteger count = new AtomicInteger();
+		return new ThreadPoolExecutor(0, MAX_RENEWAL_THREADS, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				(runnable) -> {
+					Thread thread = new Thread(runnable, "idempotency-fast-renewal-" + count.incrementAndGet());
+					thread.setDaemon(true);
+					return thread;
+				});
+	}
+
+	/**
+	 * How the fast tier answered a call whose answer is a yes or a no.
+	 */
+	enum Outcome {
+
+		/**
+		 * The fast tier answered {@code true}.
+		 */
+		APPLIED,
+
+		/**
+		 * The fast tier answered {@code false}.
+		 */
+		REFUSED,
+
+		/**
+		 * The fast tier was skipped or failed; the failure has been reported.
+		 */
+		UNAVAILABLE
+
+	}
+
+}
