@@ -206,6 +206,11 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return removed != null && !removed.isExpired(now());
 	}
 
+	@Override
+	public String name() {
+		return (getClass() == InMemoryIdempotencyStore.class) ? "memory" : IdempotencyStore.super.name();
+	}
+
 	/**
 	 * Remove every expired record now.
 	 * @return the number of records removed

@@ -663,6 +663,11 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 		return evictedDurable || evictedFast;
 	}
 
+	@Override
+	public String name() {
+		return "tiered";
+	}
+
 	private Duration fastTtl(Duration ttl) {
 		Duration cap = this.fastTtl;
 		return (cap != null && cap.compareTo(ttl) < 0) ? cap : ttl;
