@@ -249,8 +249,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	private void sweepStep(long now) {
 		Iterator<Map.Entry<IdempotencyKey, Entry>> cursor = this.sweepCursor;
 		if (cursor == null) {
-			// weakly consistent: never fails on concurrent updates, may or may not see
-			// them
+			// weakly consistent: never fails on concurrent updates,
+			// may or may not see them
 			cursor = this.entries.entrySet().iterator();
 		}
 		for (int visited = 0; visited < SWEEP_STEP && cursor.hasNext(); visited++) {

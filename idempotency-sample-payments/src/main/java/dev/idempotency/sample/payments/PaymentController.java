@@ -51,8 +51,7 @@ class PaymentController {
 		this.payments = payments;
 	}
 
-	// the "payments" policy (application.yml) requires a key and keeps records for 48
-	// hours
+	// the "payments" policy of application.yml: a key is required, records kept 48 hours
 	@PostMapping
 	@Idempotent("payments")
 	ResponseEntity<Payment> pay(@RequestBody PaymentService.PaymentRequest request,

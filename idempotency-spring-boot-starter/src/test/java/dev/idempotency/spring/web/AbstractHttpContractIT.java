@@ -303,8 +303,8 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
 		HttpResponse<byte[]> takeover = post("/crash", key, "");
 		if (confirmsTakeover()) {
-			// the first retry to find the lease lapsed schedules the takeover a lease
-			// later
+			// the first retry to find the lease lapsed
+			// schedules the takeover a lease later
 			assertThat(takeover.statusCode()).isEqualTo(409);
 			assertThat(takeover.headers().firstValue("Retry-After")).isPresent();
 			assertThat(this.counter.count("crash", key)).isZero();
