@@ -8,7 +8,7 @@
 # after the other, interleaved over several rounds, at concurrency 16 and at concurrency 1,
 # counts the Redis commands (sent by the application, and run by the server) and the
 # PostgreSQL transactions of each run, reads the CPU time each process spent, and prints
-# markdown tables with the ratios against the budget of SPEC section 9.
+# markdown tables with the ratios against the performance budget (docs/benchmarks.md).
 #
 # Usage: run-http-benchmarks.sh [--no-build] [--quick]
 # Environment (defaults in brackets):
@@ -138,7 +138,7 @@ for app in redis tiered; do
 done
 echo "Applications ready: ${APPS[*]} (redis :18081, tiered :18082, jdbc :18083, tiered with lookup claim :18084)"
 
-# name | application | path | key (unique, none or a fixed key) | round trips expected (SPEC section 9)
+# name | application | path | key (unique, none or a fixed key) | round trips expected (the performance budget)
 ENDPOINTS=(
 	"1 bare|redis|/bare|none|redis=0 pg=0 pgw=0"
 	"2 raw Redis|redis|/raw/redis|unique|redis=2 pg=0 pgw=0"

@@ -271,8 +271,8 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 			return JsonCanonicalizer.canonicalize(workspace, body, length, exclusions);
 		}
 		catch (RuntimeException | StackOverflowError ex) {
-			// never expected; whatever goes wrong, the raw bytes still give a sound
-			// fingerprint
+			// never expected; whatever goes wrong,
+			// the raw bytes still give a sound fingerprint
 			logger.log(Level.FINE, "JSON body not canonicalised", ex);
 			return false;
 		}
@@ -372,8 +372,8 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 				nameEnd++;
 			}
 			if (nameEnd == length || contentType.charAt(nameEnd) == ';') {
-				// nothing but whitespace is an empty parameter; a name without a value
-				// is malformed
+				// nothing but whitespace is an empty parameter;
+				// a name without a value is malformed
 				if (skipWhitespace(contentType, nameStart) != nameEnd) {
 					return false;
 				}

@@ -63,8 +63,8 @@ class JsonCanonicalizerTests {
 
 	@Test
 	void writesLongStringsMixingPlainEscapedAndWideCharacters() {
-		// plain, escaped, paired and multi-byte characters in turn, over thousands of
-		// them
+		// plain, escaped, paired and multi-byte
+		// characters in turn, over thousands of them
 		StringBuilder json = new StringBuilder("{\"k\u00e9y\":\"");
 		StringBuilder expected = new StringBuilder("{\"k\u00e9y\":\"");
 		for (int i = 0; i < 4000; i++) {

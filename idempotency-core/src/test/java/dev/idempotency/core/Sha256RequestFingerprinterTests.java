@@ -387,9 +387,8 @@ class Sha256RequestFingerprinterTests {
 
 	@Test
 	void canonicalisesEveryValidUtf8Sequence() {
-		// the shortest and longest sequence of each length, and the code points around
-		// the
-		// surrogates, each the same as its escaped form
+		// the shortest and longest sequence of each length, and the code
+		// points around the surrogates, each the same as its escaped form
 		for (int codePoint : new int[] { 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000,
 				0x10FFFF }) {
 			String character = new String(Character.toChars(codePoint));

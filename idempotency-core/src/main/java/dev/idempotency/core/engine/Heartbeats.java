@@ -182,8 +182,8 @@ final class Heartbeats {
 					this.beats.execute(beat);
 				}
 				catch (RejectedExecutionException ex) {
-					// every beat thread is busy (or the engine closed): the next sweep
-					// tries again
+					// every beat thread is busy (or the engine closed):
+					// the next sweep tries again
 					beat.abandon();
 				}
 			}

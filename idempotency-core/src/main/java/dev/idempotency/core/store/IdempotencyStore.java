@@ -17,6 +17,7 @@
 package dev.idempotency.core.store;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Optional;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -137,5 +138,18 @@ public interface IdempotencyStore {
 	 * @throws IdempotencyStoreException if the store cannot answer
 	 */
 	boolean evict(IdempotencyKey key);
+
+	/**
+	 * Return the short name of this store: the {@code store} tag of its metrics and the
+	 * {@code store} detail of its health. The stores of this project answer
+	 * {@code memory}, {@code redis}, {@code jdbc} and {@code tiered}, for their own class
+	 * only: a subclass, like any other store, gets the default, the simple name of its
+	 * class in lower case. A store whose name must survive a rename of its class
+	 * overrides this method.
+	 * @return the name, never {@code null}
+	 */
+	default String name() {
+		return getClass().getSimpleName().toLowerCase(Locale.ROOT);
+	}
 
 }

@@ -206,6 +206,11 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 		return removed != null && !removed.isExpired(now());
 	}
 
+	@Override
+	public String name() {
+		return (getClass() == InMemoryIdempotencyStore.class) ? "memory" : IdempotencyStore.super.name();
+	}
+
 	/**
 	 * Remove every expired record now.
 	 * @return the number of records removed
@@ -244,8 +249,8 @@ public class InMemoryIdempotencyStore implements IdempotencyStore {
 	private void sweepStep(long now) {
 		Iterator<Map.Entry<IdempotencyKey, Entry>> cursor = this.sweepCursor;
 		if (cursor == null) {
-			// weakly consistent: never fails on concurrent updates, may or may not see
-			// them
+			// weakly consistent: never fails on concurrent updates,
+			// may or may not see them
 			cursor = this.entries.entrySet().iterator();
 		}
 		for (int visited = 0; visited < SWEEP_STEP && cursor.hasNext(); visited++) {

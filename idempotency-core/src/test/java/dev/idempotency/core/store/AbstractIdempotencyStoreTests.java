@@ -154,8 +154,8 @@ public abstract class AbstractIdempotencyStoreTests {
 		assertThat(this.store.complete(key, token, response(201, "{}"), LONG_TTL)).isTrue();
 		AcquireResult result = this.store.acquire(key, fingerprint("a"), OwnerToken.generate(), LONG_LEASE, LONG_TTL);
 		assertThat(result).isInstanceOf(AcquireResult.Replay.class);
-		// optional: a store that reports it measures it by its own clock, never beyond
-		// the TTL
+		// optional: a store that reports it measures
+		// it by its own clock, never beyond the TTL
 		Duration replayed = ((AcquireResult.Replay) result).timeToLive();
 		if (replayed != null) {
 			assertThat(replayed).isBetween(LONG_TTL.minusMinutes(1), LONG_TTL);

@@ -82,8 +82,8 @@ class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
 					Duration.ofMillis(100));
 		}
 		millis.addAndGet(200);
-		// the pass that started with the first call has ended; the next one is not due
-		// yet
+		// the pass that started with the first call has ended;
+		// the next one is not due yet
 		acquireNewKey(store);
 		assertThat(store.size()).isEqualTo(102);
 		millis.addAndGet(Duration.ofSeconds(5).toMillis());
@@ -103,8 +103,8 @@ class InMemoryIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
 		millis.addAndGet(200);
 		acquireNewKey(store);
 		assertThat(store.size()).isEqualTo(3);
-		// the next pass was a day away; with the new interval it starts with the next
-		// call
+		// the next pass was a day away;
+		// with the new interval it starts with the next call
 		store.setSweepInterval(Duration.ofSeconds(1));
 		acquireNewKey(store);
 		assertThat(store.size()).isEqualTo(3);

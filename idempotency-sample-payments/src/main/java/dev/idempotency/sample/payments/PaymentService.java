@@ -75,10 +75,9 @@ public class PaymentService {
 	 * @param owner the paying user
 	 * @param idempotencyKey the client's idempotency key
 	 * @param request what to pay
-	 * @param demo demo behaviour of the gateway
 	 * @return the payment, the existing one if this owner already paid with this key
 	 */
-	public Payment pay(String owner, String idempotencyKey, PaymentRequest request, PaymentGateway.DemoBehaviour demo) {
+	public Payment pay(String owner, String idempotencyKey, PaymentRequest request) {
 		validate(request);
 		Payment payment = this.transactions.execute((status) -> reserve(owner, idempotencyKey, request));
 		if ("SUCCEEDED".equals(payment.status())) {
@@ -86,7 +85,7 @@ public class PaymentService {
 		}
 		String charge;
 		try {
-			charge = this.gateway.charge(chargeKey(owner, idempotencyKey), payment.amount(), payment.currency(), demo);
+			charge = this.gateway.charge(chargeKey(owner, idempotencyKey), payment.amount(), payment.currency());
 		}
 		catch (GatewayException ex) {
 			this.transactions.executeWithoutResult((status) -> cancel(payment));

@@ -18,7 +18,6 @@ package dev.idempotency.sample.payments;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
 
 /**
  * Payments service whose {@code POST} endpoints are safe to retry.
@@ -26,7 +25,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  * @author Idempotency contributors
  */
 @SpringBootApplication
-@EnableConfigurationProperties(DemoProperties.class)
 public class PaymentsApplication {
 
 	public static void main(String[] args) {

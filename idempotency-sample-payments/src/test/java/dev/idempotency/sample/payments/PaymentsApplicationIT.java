@@ -124,8 +124,8 @@ class PaymentsApplicationIT {
 		assertThat(refusedAgain.body()).isEqualTo(refused.body());
 		assertThat(refusedAgain.headers().firstValue("Idempotent-Replayed")).contains("true");
 
-		// 6. a gateway failure is transient: not stored, the retry runs again and
-		// succeeds
+		// 6. a gateway failure is transient:
+		// not stored, the retry runs again and succeeds
 		String flaky = paymentJson(account, 500, "Order 1003");
 		HttpResponse<byte[]> failed = this.client.post("alice", "/payments", flaky, "Idempotency-Key", "order-1003",
 				"Demo-Gateway-Fault", "503");

@@ -120,8 +120,8 @@ class PaymentsPageIT {
 		options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 				"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 				"--window-size=1280,1024", "--user-data-dir=" + this.profile.toAbsolutePath());
-		// an explicit driver and browser: Selenium Manager is never asked to find or
-		// download one
+		// an explicit driver and browser:
+		// Selenium Manager is never asked to find or download one
 		ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(chromedriver.toFile())
 			.usingAnyFreePort()
 			.withLogFile(OUTPUT.resolve(test.getTestMethod().orElseThrow().getName() + "-chromedriver.log").toFile())

@@ -48,8 +48,8 @@ final class SampleClient {
 		return send(request.build());
 	}
 
-	HttpResponse<byte[]> get(String user, String path) {
-		return send(request(user, path).GET().build());
+	HttpResponse<byte[]> get(String user, String path, String... headers) {
+		return send(request(user, path, headers).GET().build());
 	}
 
 	private HttpRequest.Builder request(String user, String path, String... headers) {

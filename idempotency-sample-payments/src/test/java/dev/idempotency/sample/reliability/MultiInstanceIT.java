@@ -67,8 +67,7 @@ class MultiInstanceIT {
 		String payment = PaymentsCluster.paymentJson(account, 4200, "Stampede");
 		long chargesBefore = cluster.charges();
 		// the gateway takes 2s, longer than the policy's 1s in-flight-wait: duplicates
-		// that
-		// arrive while it runs are told to retry, later ones get the replay
+		// that arrive while it runs are told to retry, later ones get the replay
 		List<HttpResponse<byte[]>> responses = PaymentsCluster.race(300,
 				(i) -> cluster.pay(i % INSTANCES, "alice", payment, "stampede", "Demo-Gateway-Delay-Ms", "2000"));
 
@@ -181,8 +180,8 @@ class MultiInstanceIT {
 		String alice = cluster.openAccount(0, "alice", 10_000);
 		String bob = cluster.openAccount(1, "bob", 10_000);
 
-		// the very same request from Bob: his own execution, which cannot see Alice's
-		// account
+		// the very same request from Bob:
+		// his own execution, which cannot see Alice's account
 		String alicePayment = PaymentsCluster.paymentJson(alice, 1500, "Order 42");
 		HttpResponse<byte[]> aliceFirst = cluster.pay(0, "alice", alicePayment, "order-42");
 		assertThat(aliceFirst.statusCode()).isEqualTo(201);
@@ -192,8 +191,8 @@ class MultiInstanceIT {
 		assertThat(PaymentsCluster.text(bobSame)).doesNotContain(PaymentsCluster.id(aliceFirst));
 		assertThat(cluster.handlerRuns("bob", "order-42")).isEqualTo(1);
 
-		// both at once with the same key, each on their own account, on different
-		// instances
+		// both at once with the same key,
+		// each on their own account, on different instances
 		CompletableFuture<HttpResponse<byte[]>> aliceRace = CompletableFuture.supplyAsync(
 				() -> cluster.pay(1, "alice", PaymentsCluster.paymentJson(alice, 2500, "Order 43"), "order-43"));
 		CompletableFuture<HttpResponse<byte[]>> bobRace = CompletableFuture

@@ -257,8 +257,8 @@ class StoreOutageIT {
 			cluster.restorePostgres();
 		}
 
-		// the refused requests, retried with the same keys on the other instance, run
-		// once
+		// the refused requests, retried with the
+		// same keys on the other instance, run once
 		long amount = 100;
 		for (int n = 0; n < refused; n++) {
 			String key = "pg-cut-" + n;
@@ -285,8 +285,8 @@ class StoreOutageIT {
 		return fallbacks;
 	}
 
-	// as a client would: retry a 409 (a Redis claim left over from the cut, until its
-	// lease lapses)
+	// as a client would:
+	// retry a 409 (a Redis claim left over from the cut, until its lease lapses)
 	private static HttpResponse<byte[]> replayWhenFree(Expected expected) {
 		List<HttpResponse<byte[]>> last = new ArrayList<>();
 		PaymentsCluster.await(Duration.ofSeconds(30), "a replay of " + expected.key(), () -> {

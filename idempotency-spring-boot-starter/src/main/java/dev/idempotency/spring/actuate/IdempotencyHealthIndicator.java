@@ -20,7 +20,6 @@ import java.util.Objects;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.store.IdempotencyStore;
-import dev.idempotency.spring.store.IdempotencyStoreNames;
 import dev.idempotency.spring.store.tiered.CircuitBreakerState;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 
@@ -63,7 +62,7 @@ public class IdempotencyHealthIndicator implements HealthIndicator {
 
 	@Override
 	public Health health() {
-		Health.Builder builder = new Health.Builder().withDetail("store", IdempotencyStoreNames.of(this.store));
+		Health.Builder builder = new Health.Builder().withDetail("store", this.store.name());
 		// the tiered store's find falls back to the fast tier: probe the durable one
 		IdempotencyStore probed = (this.store instanceof TieredIdempotencyStore tiered) ? tiered.getDurableTier()
 				: this.store;

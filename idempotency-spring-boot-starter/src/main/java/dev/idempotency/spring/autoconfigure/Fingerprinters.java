@@ -34,8 +34,8 @@ final class Fingerprinters {
 	static RequestFingerprinter create(FingerprintSettings settings) {
 		Sha256RequestFingerprinter fingerprinter = new Sha256RequestFingerprinter();
 		fingerprinter.setCanonicalizeJson(settings.canonicalJson());
-		// throws IllegalArgumentException for a malformed pointer: reported with its
-		// property
+		// throws IllegalArgumentException for a malformed pointer:
+		// reported with its property
 		fingerprinter.setExcludedJsonPointers(settings.excludedJsonPointers());
 		return fingerprinter;
 	}

@@ -588,8 +588,8 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				return null;
 			}
 			if (retryAfter != null) {
-				// waiting out the budget would only delay the answer the caller gets
-				// anyway
+				// waiting out the budget would only
+				// delay the answer the caller gets anyway
 				long delay = nanos(retryAfter);
 				return (delay <= remaining) ? Duration.ofNanos(delay) : null;
 			}
@@ -607,8 +607,8 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 			return Math.min(this.initialBackoff << shift, this.maxBackoff);
 		}
 
-		// saturates far below overflow (about 146 years), so that sums and "+ 1" stay
-		// safe
+		// saturates far below overflow (about 146 years),
+		// so that sums and "+ 1" stay safe
 		private static long nanos(Duration duration) {
 			long limit = Long.MAX_VALUE / 2;
 			try {

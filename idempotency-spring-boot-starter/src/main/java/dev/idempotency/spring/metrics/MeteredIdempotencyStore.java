@@ -28,7 +28,6 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
-import dev.idempotency.spring.store.IdempotencyStoreNames;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
@@ -105,14 +104,13 @@ public final class MeteredIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
-	 * Return the value of the {@code store} tag for a store: {@code memory},
-	 * {@code redis}, {@code jdbc} or {@code tiered} for the stores of this project, else
-	 * the store class's simple name in lower case.
+	 * Return the value of the {@code store} tag for a store: its
+	 * {@link IdempotencyStore#name() name}.
 	 * @param store the store
 	 * @return the tag value
 	 */
 	public static String storeName(IdempotencyStore store) {
-		return IdempotencyStoreNames.of(store);
+		return store.name();
 	}
 
 	/**

@@ -209,8 +209,8 @@ class IdempotentRetryInterceptorTests {
 		this.interceptor.setNanoTimeSource(System::nanoTime);
 		this.server.replyInOrder(RetryTestServer.status(503, "Retry-After", "86400"));
 		assertThat(post()).isEqualTo(new Result(503, "status 503"));
-		// with real time: no wait out of the 30 s budget (generous bound for a busy
-		// machine)
+		// with real time: no wait out of the 30 s
+		// budget (generous bound for a busy machine)
 		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
 	}
 

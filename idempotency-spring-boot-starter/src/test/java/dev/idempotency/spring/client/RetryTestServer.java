@@ -47,8 +47,8 @@ import org.jspecify.annotations.Nullable;
 final class RetryTestServer implements AutoCloseable {
 
 	static {
-		// without it, small responses wait for delayed acknowledgements (about 40 ms
-		// each)
+		// without it, small responses wait for
+		// delayed acknowledgements (about 40 ms each)
 		System.setProperty("sun.net.httpserver.nodelay", "true");
 	}
 

@@ -313,8 +313,8 @@ public final class TcpProxy implements AutoCloseable {
 		}
 		this.executor.shutdownNow();
 		try {
-			// threads are daemons: do not wait long for one stuck connecting to the
-			// target
+			// threads are daemons:
+			// do not wait long for one stuck connecting to the target
 			this.executor.awaitTermination(2, TimeUnit.SECONDS);
 		}
 		catch (InterruptedException ex) {

@@ -39,8 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * The HTTP contract, one test per row of the table in section 4 of the specification,
- * against a real server. Subclasses choose the store.
+ * The HTTP contract, one test per row of the contract table of docs/http-semantics.md (a
+ * comment names each test's row), against a real server. Subclasses choose the store.
  *
  * @author Idempotency contributors
  */
@@ -61,8 +61,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		return (OutageSimulatingStore) this.store;
 	}
 
+	// row 1
 	@Test
-	void row01EndpointNotIdempotentIsUntouched() throws Exception {
+	void endpointThatIsNotIdempotentIsLeftUntouched() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/plain", key, "x");
 		HttpResponse<byte[]> second = post("/plain", key, "x");
@@ -74,8 +75,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("plain", key)).isEqualTo(2);
 	}
 
+	// row 2
 	@Test
-	void row02RequiredKeyMissing() throws Exception {
+	void missingRequiredKeyIsRefusedWithoutRunningTheHandler() throws Exception {
 		HttpResponse<byte[]> response = post("/payments", null, "{}");
 		assertThat(response.statusCode()).isEqualTo(400);
 		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
@@ -89,8 +91,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("optional", null)).isPositive();
 	}
 
+	// row 3
 	@Test
-	void row03MalformedKey() throws Exception {
+	void malformedKeyIsRefusedWithoutRunningTheHandler() throws Exception {
 		String key = "\"unterminated";
 		HttpResponse<byte[]> response = post("/payments", key, "{}");
 		assertThat(response.statusCode()).isEqualTo(400);
@@ -102,8 +105,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("payments", key)).isZero();
 	}
 
+	// row 4
 	@Test
-	void row04FirstRequestRunsOnceWithExpiry() throws Exception {
+	void firstRequestRunsTheHandlerOnceAndAdvertisesItsExpiry() throws Exception {
 		String key = newKey();
 		Instant before = Instant.now();
 		HttpResponse<byte[]> response = post("/payments", key, "{\"amount\":10}");
@@ -121,8 +125,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("payments", key)).isEqualTo(1);
 	}
 
+	// row 5
 	@Test
-	void row05RetryAfterCompletionReplaysTheSameResponse() throws Exception {
+	void retryAfterCompletionReplaysTheStoredResponse() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/payments", key, "{\"amount\":10}");
 		HttpResponse<byte[]> second = post("/payments", key, "{\"amount\":10}");
@@ -141,8 +146,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("payments", key)).isEqualTo(1);
 	}
 
+	// row 6
 	@Test
-	void row06SameKeyDifferentFingerprintIsRejected() throws Exception {
+	void sameKeyForAnotherRequestIsRefusedAsReused() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/payments", key, "{\"amount\":10}");
 		HttpResponse<byte[]> otherBody = post("/payments", key, "{\"amount\":11}");
@@ -172,8 +178,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(replay.body()).isEqualTo(first.body());
 	}
 
+	// row 7
 	@Test
-	void row07SameKeyWhileProcessingIsInProgress() throws Exception {
+	void sameKeyWhileTheFirstRequestRunsIsAnsweredInProgress() throws Exception {
 		String key = newKey();
 		CompletableFuture<HttpResponse<byte[]>> first = CompletableFuture
 			.supplyAsync(() -> call(() -> post("/slow?millis=1000", key, "a")));
@@ -203,8 +210,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("patient", patientKey)).isEqualTo(1);
 	}
 
+	// row 8
 	@Test
-	void row08NonStorableStatusIsPassedThroughAndReleased() throws Exception {
+	void nonStorableStatusIsPassedThroughAndReleasesTheKey() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/status/503", key, "");
 		HttpResponse<byte[]> second = post("/status/503", key, "");
@@ -230,8 +238,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("status", clientError)).isEqualTo(1);
 	}
 
+	// row 9
 	@Test
-	void row09HandlerThrewIsReleased() throws Exception {
+	void handlerThatThrowsReleasesTheKey() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/throw", key, "");
 		HttpResponse<byte[]> second = post("/throw", key, "");
@@ -241,8 +250,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("throw", key)).isEqualTo(2);
 	}
 
+	// row 10
 	@Test
-	void row10StoreUnavailable() throws Exception {
+	void unavailableStoreRefusesTheRequestUnlessThePolicyFailsOpen() throws Exception {
 		String key = newKey();
 		outage().setDown(true);
 		HttpResponse<byte[]> closed = post("/payments", key, "{}");
@@ -274,8 +284,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		return false;
 	}
 
+	// row 11
 	@Test
-	void row11OwnerCrashedLeaseLapsedIsTakenOver() throws Exception {
+	void lapsedLeaseOfACrashedOwnerIsTakenOver() throws Exception {
 		String key = newKey();
 		EndpointPolicy policy = this.policies.get("crash");
 		assertThat(policy).isNotNull();
@@ -292,8 +303,8 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
 		HttpResponse<byte[]> takeover = post("/crash", key, "");
 		if (confirmsTakeover()) {
-			// the first retry to find the lease lapsed schedules the takeover a lease
-			// later
+			// the first retry to find the lease lapsed
+			// schedules the takeover a lease later
 			assertThat(takeover.statusCode()).isEqualTo(409);
 			assertThat(takeover.headers().firstValue("Retry-After")).isPresent();
 			assertThat(this.counter.count("crash", key)).isZero();
@@ -308,8 +319,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("crash", key)).isEqualTo(1);
 	}
 
+	// row 12
 	@Test
-	void row12AfterTheTtlIsAFirstRequest() throws Exception {
+	void requestAfterTheTtlRunsAsAFirstRequest() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/brief", key, "");
 		HttpResponse<byte[]> replay = post("/brief", key, "");
@@ -323,8 +335,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("brief", key)).isEqualTo(2);
 	}
 
+	// row 13
 	@Test
-	void row13RequestBodyOverTheLimit() throws Exception {
+	void requestBodyOverTheLimitIsRefusedWithoutRunningTheHandler() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> small = post("/small", key, "x".repeat(1025));
 		assertThat(small.statusCode()).isEqualTo(413);
@@ -341,8 +354,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(this.counter.count("payments", otherKey)).isZero();
 	}
 
+	// row 14
 	@Test
-	void row14SameKeyUnderAnotherScopeIsIndependent() throws Exception {
+	void sameKeyUnderAnotherScopeIsAnIndependentRecord() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> tenantA = post("/payments", key, "{}", "X-Tenant", "a");
 		HttpResponse<byte[]> tenantB = post("/payments", key, "{}", "X-Tenant", "b");

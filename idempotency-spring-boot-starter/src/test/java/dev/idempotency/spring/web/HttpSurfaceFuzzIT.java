@@ -188,8 +188,8 @@ class HttpSurfaceFuzzIT extends AbstractWebIT {
 			return null;
 		}
 		if (problem != null) {
-			// 422 (another fingerprint) is the only problem a key already answered may
-			// get
+			// 422 (another fingerprint) is the only
+			// problem a key already answered may get
 			if (problem.equals("idempotency-key-reused")) {
 				return (first != null) ? null : "422 for a key this scope never used";
 			}

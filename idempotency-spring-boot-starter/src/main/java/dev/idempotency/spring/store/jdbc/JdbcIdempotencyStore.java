@@ -497,6 +497,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		return this.jdbc.execute("evict", (client) -> client.sql(sql).param("id", id).query(FIRST_ROW_TRUE));
 	}
 
+	@Override
+	public String name() {
+		return (getClass() == JdbcIdempotencyStore.class) ? "jdbc" : IdempotencyStore.super.name();
+	}
+
 	private IdempotencyRecord toRecord(ResultSet row, IdempotencyKey key) throws SQLException {
 		IdempotencyKey storedKey = new IdempotencyKey(row.getString("scope"), row.getString("idem_key"));
 		boolean completed = STATUS_COMPLETED.equals(row.getString("status"));

@@ -304,6 +304,11 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 		return deleted != null && deleted > 0;
 	}
 
+	@Override
+	public String name() {
+		return (getClass() == RedisIdempotencyStore.class) ? "redis" : IdempotencyStore.super.name();
+	}
+
 	/**
 	 * Return the Redis key of a record.
 	 * @param key the idempotency key

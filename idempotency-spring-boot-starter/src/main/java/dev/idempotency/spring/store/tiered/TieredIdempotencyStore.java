@@ -330,4 +330,9 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 		return evictedDurable || evictedFast;
 	}
 
+	@Override
+	public String name() {
+		return "tiered";
+	}
+
 }

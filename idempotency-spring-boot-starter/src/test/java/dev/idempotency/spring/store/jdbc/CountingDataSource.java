@@ -65,8 +65,8 @@ public final class CountingDataSource {
 				this.openConnections.incrementAndGet();
 				return proxy(Connection.class, connection, null, (created, args) -> {
 					if (created instanceof Statement statement) {
-						// prepareStatement(sql, ...) and prepareCall(sql, ...) name the
-						// SQL
+						// prepareStatement(sql, ...) and
+						// prepareCall(sql, ...) name the SQL
 						String sql = (args != null && args.length > 0 && args[0] instanceof String text) ? text : null;
 						return proxy(statementType(statement), statement, sql, null);
 					}

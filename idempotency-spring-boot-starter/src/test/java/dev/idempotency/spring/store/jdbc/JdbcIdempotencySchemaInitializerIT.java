@@ -89,8 +89,8 @@ class JdbcIdempotencySchemaInitializerIT {
 
 	@Test
 	void mustRunAfterTheApplicationsFlywayBecauseFlywayRefusesANonEmptySchema() {
-		// why the auto-configuration orders the library's migration after the
-		// application's
+		// why the auto-configuration orders the
+		// library's migration after the application's
 		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
 		assertThatExceptionOfType(FlywayException.class)
 			.isThrownBy(() -> applicationFlyway(APPLICATION_MIGRATIONS).migrate())

@@ -154,8 +154,8 @@ class JdbcIdempotencyStorePauseIT {
 			this.firstProxy.pause();
 			this.secondProxy.pause();
 			Thread.sleep(3 * LOCK_TIMEOUT.toMillis());
-			// ... the duplicates reach it first when it is back, the owner's renewal
-			// later
+			// ... the duplicates reach it first when it is back,
+			// the owner's renewal later
 			this.secondProxy.resume();
 			Thread.sleep(LOCK_TIMEOUT.toMillis() / 6);
 			this.firstProxy.resume();

@@ -127,8 +127,8 @@ class JdbcIdempotencyStorePostgresIT {
 		counting.takeConnections();
 		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(50), TTL))
 			.isInstanceOf(AcquireResult.InProgress.class);
-		// the claim finds the lease lapsed for the first time, then schedules the
-		// takeover
+		// the claim finds the lease lapsed for the first time,
+		// then schedules the takeover
 		assertThat(counting.takeExecutions()).isEqualTo(2);
 		assertThat(counting.takeConnections()).isEqualTo(1);
 		Thread.sleep(200);
@@ -146,8 +146,8 @@ class JdbcIdempotencyStorePostgresIT {
 		OwnerToken owner = OwnerToken.generate();
 		store.acquire(key, fingerprint("a"), owner, Duration.ofMillis(100), TTL);
 		Thread.sleep(300);
-		// the first request to find it lapsed schedules the takeover, one of its leases
-		// on
+		// the first request to find it lapsed
+		// schedules the takeover, one of its leases on
 		AcquireResult first = store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(3), TTL);
 		assertThat(first).isInstanceOf(AcquireResult.InProgress.class);
 		assertThat(((AcquireResult.InProgress) first).retryAfter()).isEqualTo(Duration.ofSeconds(3));

@@ -137,8 +137,8 @@ class TieredIdempotencyStoreFaultIT {
 		TestServers.Redis redis = TestServers.redis();
 		this.directRedis = redis.connectionFactory();
 		this.redisProxy = TcpProxy.start(redis.host(), redis.port());
-		// reconnect quickly once the network is back (Lettuce's default backs off to 30
-		// s)
+		// reconnect quickly once the network is
+		// back (Lettuce's default backs off to 30 s)
 		this.clientResources = ClientResources.builder().reconnectDelay(Delay.constant(Duration.ofMillis(50))).build();
 		this.proxiedRedis = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration(this.redisProxy.host(), this.redisProxy.port()),
@@ -239,10 +239,9 @@ class TieredIdempotencyStoreFaultIT {
 			this.postgresProxy.restore();
 			assertThat(redisHolds(key)).isFalse();
 			assertThat(new JdbcIdempotencyStore(this.directDataSource).find(key)).isEmpty();
-			// the same key is acquired normally once PostgreSQL is back, as soon as the
-			// pool
-			// has a connection again (on a busy machine the first retry may still get
-			// 503)
+			// the same key is acquired normally once PostgreSQL is
+			// back, as soon as the pool has a connection again (on
+			// a busy machine the first retry may still get 503)
 			Decision decision = await().atMost(Duration.ofSeconds(30))
 				.pollInterval(Duration.ofMillis(100))
 				.until(() -> engine.begin(key, FINGERPRINT, policy), (next) -> {
@@ -274,8 +273,8 @@ class TieredIdempotencyStoreFaultIT {
 		int fastCallsBeforeCut = this.fast.totalCalls();
 		List<IdempotencyKey> duringCut = new ArrayList<>();
 		long deadline = System.nanoTime() + DEADLINE.toNanos();
-		// until the breaker opened, skipped Redis for a while and failed a half-open
-		// trial
+		// until the breaker opened, skipped Redis
+		// for a while and failed a half-open trial
 		while (this.openedAfter < 0 || this.skippedOperations < 20 || !this.transitions.contains("HALF_OPEN->OPEN")) {
 			assertThat(System.nanoTime()).as("time left for the breaker to open, skip Redis and fail a trial")
 				.isLessThan(deadline);
@@ -315,8 +314,8 @@ class TieredIdempotencyStoreFaultIT {
 		assertReplay(fresh);
 		assertThat(this.durable.totalCalls()).isEqualTo(durableCalls);
 		assertThat(this.fast.totalCalls()).isEqualTo(fastCalls + 1);
-		// a key completed during the outage is replayed from PostgreSQL and re-warms
-		// Redis
+		// a key completed during the outage is
+		// replayed from PostgreSQL and re-warms Redis
 		IdempotencyKey completedDuringCut = duringCut.get(duringCut.size() - 1);
 		assertThat(redisHolds(completedDuringCut)).isFalse();
 		assertReplay(completedDuringCut);
@@ -324,8 +323,8 @@ class TieredIdempotencyStoreFaultIT {
 		assertThat(this.redisFailures).hasValue(failuresWhenClosed);
 		assertThat(this.store.getCircuitBreakerState()).isEqualTo(CircuitBreakerState.CLOSED);
 
-		// no key can be acquired again: each is completed in PostgreSQL and replays its
-		// own response
+		// no key can be acquired again:
+		// each is completed in PostgreSQL and replays its own response
 		List<IdempotencyKey> all = new ArrayList<>(beforeCut);
 		all.addAll(duringCut);
 		all.addAll(afterRestore);

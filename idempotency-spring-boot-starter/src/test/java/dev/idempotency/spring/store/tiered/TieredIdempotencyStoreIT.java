@@ -109,9 +109,9 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 		RedisIdempotencyStore redisStore = new RedisIdempotencyStore(redis);
 		redisStore.setKeyPrefix(PREFIX);
 		this.fast = new FaultInjectingStore("redis", redisStore, null);
-		// the contract's lapse tests take a lapsed lease over at first sight; the
-		// confirmed
-		// takeover, PostgreSQL's default, is tested in JdbcIdempotencyStorePostgresIT
+		// the contract's lapse tests take a lapsed lease over
+		// at first sight; the confirmed takeover, PostgreSQL's
+		// default, is tested in JdbcIdempotencyStorePostgresIT
 		JdbcIdempotencyStore postgresql = new JdbcIdempotencyStore(dataSource);
 		postgresql.setConfirmTakeover(false);
 		this.durable = new FaultInjectingStore("postgresql", postgresql, null);
@@ -172,10 +172,9 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 			assertThat(store().complete(key, owner, RESPONSE, TTL)).isTrue();
 		}
 		else {
-			// the documented failure window of the lookup claim: PostgreSQL knows nothing
-			// of the running handler, so the duplicate runs it again; the first
-			// completion
-			// stored wins and the other is fenced
+			// the documented failure window of the lookup claim: PostgreSQL
+			// knows nothing of the running handler, so the duplicate runs it
+			// again; the first completion stored wins and the other is fenced
 			assertThat(duplicateResult).isEqualTo(new AcquireResult.Acquired(duplicate));
 			StoredResponse second = new StoredResponse(201, List.of(), "second".getBytes(StandardCharsets.UTF_8));
 			assertThat(store().complete(key, duplicate, second, TTL)).isTrue();

@@ -145,9 +145,9 @@ class TieredRoundTripIT {
 		this.store.setClaimMode(TieredClaimMode.LOOKUP);
 		Paths paths = measurePaths();
 
-		// SPEC section 9: at most 2 Redis round trips and 2 PostgreSQL statements, only
-		// one of them a write: Redis claim, durable look-up (a read), Redis completion,
-		// durable completion (the one write)
+		// the performance budget: at most 2 Redis round trips and 2 PostgreSQL
+		// statements, only one of them a write: Redis claim, durable look-up (a read),
+		// Redis completion, durable completion (the one write)
 		assertThat(paths.first().redis()).containsExactly("set", "evalsha");
 		assertThat(paths.first().postgresql()).hasSize(2);
 		assertThat(paths.first().postgresql()).filteredOn(CountingDataSource::isWrite).hasSize(1);
