@@ -31,6 +31,8 @@ import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+
 /**
  * Creates and upgrades the table of {@link JdbcIdempotencyStore} with Flyway, from the
  * migration scripts shipped in this jar under {@value #LOCATION}.
@@ -134,12 +136,16 @@ public class JdbcIdempotencySchemaInitializer {
 	 */
 	public void initialize() {
 		// Instances that start together would race on creating and baselining the history
-		// table; a session-level advisory lock, held on a connection of its own, lets one
-		// migrate while the others wait and then find nothing to do.
+		// table; a session-level advisory lock lets one migrate while the others wait and
+		// then find nothing to do. Flyway runs on that same connection: start-up then
+		// needs
+		// one connection of the pool, never a second one that a busy pool or a slow
+		// server
+		// may not hand out within its time-out.
 		try (Connection lock = this.dataSource.getConnection()) {
 			advisoryLock(lock, "SELECT pg_advisory_lock(?)");
 			try {
-				MigrateResult result = createFlyway().migrate();
+				MigrateResult result = createFlyway(new SingleConnectionDataSource(lock, true)).migrate();
 				if (result.migrationsExecuted > 0 && logger.isInfoEnabled()) {
 					logger.info("Applied " + result.migrationsExecuted + " migration(s) to idempotency table '"
 							+ this.table + "', now at version " + result.targetSchemaVersion);
@@ -164,9 +170,13 @@ public class JdbcIdempotencySchemaInitializer {
 		}
 	}
 
-	private Flyway createFlyway() {
+	private Flyway createFlyway(DataSource connection) {
 		FluentConfiguration configuration = Flyway.configure(JdbcIdempotencySchemaInitializer.class.getClassLoader())
-			.dataSource(this.dataSource)
+			.dataSource(connection)
+			// Flyway's own lock at session level, on the one connection it is given,
+			// instead
+			// of a transactional lock that needs a second connection
+			.configuration(Map.of("flyway.postgresql.transactional.lock", "false"))
 			.locations(LOCATION)
 			.table(getHistoryTable())
 			.placeholders(

@@ -20,6 +20,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.MigrationInfo;
@@ -121,6 +123,24 @@ class JdbcIdempotencySchemaInitializerIT {
 								+ "WHERE table_schema = current_schema() AND table_name = 'idempotency_record'",
 						String.class))
 			.contains("takeover_at");
+	}
+
+	@Test
+	void migratesOnTheOneConnectionOfAPoolOfOne() {
+		// start-up on a busy machine or a small pool: the lock and Flyway share one
+		// connection, so a pool that cannot hand out a second one still migrates
+		HikariConfig config = new HikariConfig();
+		config.setDataSource(this.database.unpooledDataSource());
+		config.setMaximumPoolSize(1);
+		config.setConnectionTimeout(1_000);
+		config.setPoolName("idem-init-one-" + this.database.schema());
+		try (HikariDataSource pool = new HikariDataSource(config)) {
+			new JdbcIdempotencySchemaInitializer(pool).initialize();
+			new JdbcIdempotencySchemaInitializer(pool).initialize();
+			assertThat(pool.getHikariPoolMXBean().getTotalConnections()).isEqualTo(1);
+		}
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL");
+		assertThat(tables()).containsExactlyInAnyOrder("idempotency_record", "idempotency_schema_history");
 	}
 
 	@Test
