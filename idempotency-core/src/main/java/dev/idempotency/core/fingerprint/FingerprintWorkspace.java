@@ -14,11 +14,15 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
+import java.security.DigestException;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import dev.idempotency.core.RequestFingerprint;
 
 /**
  * Reusable state of one fingerprint computation: a SHA-256 digest and the buffers the
@@ -43,11 +47,15 @@ final class FingerprintWorkspace {
 
 	private static final AtomicReferenceArray<FingerprintWorkspace> POOL = new AtomicReferenceArray<>(POOL_SIZE);
 
-	private static final MessageDigest PROTOTYPE = Sha256.newDigest();
-
 	private static final int INITIAL_MEMBERS = 16;
 
 	final MessageDigest digest;
+
+	/**
+	 * Room for the digest, so that the copy {@link RequestFingerprint#of(byte[])} takes
+	 * is the only array a fingerprint allocates.
+	 */
+	private final byte[] result = new byte[RequestFingerprint.LENGTH];
 
 	/**
 	 * The framing of the request parts that precede the body.
@@ -96,12 +104,14 @@ final class FingerprintWorkspace {
 	}
 
 	private static MessageDigest newDigest() {
+		// The key digests' helper stays package-private in dev.idempotency.core rather
+		// than become public API for this one call. A workspace is created only when the
+		// pool has none free, so the provider look-up is not worth saving by cloning.
 		try {
-			// cloning skips the provider lookup of MessageDigest.getInstance
-			return (MessageDigest) PROTOTYPE.clone();
+			return MessageDigest.getInstance("SHA-256");
 		}
-		catch (CloneNotSupportedException ex) {
-			return Sha256.newDigest();
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by the Java platform", ex);
 		}
 	}
 
@@ -140,6 +150,20 @@ final class FingerprintWorkspace {
 				return;
 			}
 		}
+	}
+
+	/**
+	 * Complete the digest and reset it.
+	 * @return the fingerprint of everything the digest was fed
+	 */
+	RequestFingerprint finishDigest() {
+		try {
+			this.digest.digest(this.result, 0, this.result.length);
+		}
+		catch (DigestException ex) {
+			throw new IllegalStateException("A SHA-256 digest does not fit in " + this.result.length + " bytes", ex);
+		}
+		return RequestFingerprint.of(this.result);
 	}
 
 	/**

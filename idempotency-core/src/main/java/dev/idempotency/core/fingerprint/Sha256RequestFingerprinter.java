@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +26,8 @@ import java.util.Objects;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.RequestFingerprint;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -258,7 +260,7 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 				digest.update(frame.bytes(), 0, frame.length());
 				digest.update(body.duplicate());
 			}
-			return RequestFingerprint.adopt(digest.digest());
+			return workspace.finishDigest();
 		}
 		finally {
 			FingerprintWorkspace.release(workspace);
