@@ -83,21 +83,10 @@ final class FingerprintWorkspace {
 	char[] chars = new char[64];
 
 	/**
-	 * Stack of the members of the objects being canonicalised: the name, and where the
-	 * member's canonical bytes start and end in {@link #json} (both -1 when excluded).
+	 * Stack of the members of the objects being canonicalised. Its entries are created
+	 * once and reused, so a member costs no allocation.
 	 */
-	String[] memberNames = new String[INITIAL_MEMBERS];
-
-	int[] memberStarts = new int[INITIAL_MEMBERS];
-
-	int[] memberEnds = new int[INITIAL_MEMBERS];
-
-	/**
-	 * Member indexes being sorted, and the merge sort's temporary space.
-	 */
-	int[] order = new int[INITIAL_MEMBERS];
-
-	int[] orderTemp = new int[INITIAL_MEMBERS];
+	Member[] members = new Member[INITIAL_MEMBERS];
 
 	private FingerprintWorkspace() {
 		this.digest = newDigest();
@@ -203,28 +192,20 @@ final class FingerprintWorkspace {
 	}
 
 	/**
-	 * Make room for one more member on the member stack.
+	 * Return the entry just above the top of the member stack, making room for it.
 	 * @param top the current number of members on the stack
+	 * @return the entry at index {@code top}
 	 */
-	void ensureMembers(int top) {
-		if (top == this.memberNames.length) {
-			int grown = top << 1;
-			this.memberNames = Arrays.copyOf(this.memberNames, grown);
-			this.memberStarts = Arrays.copyOf(this.memberStarts, grown);
-			this.memberEnds = Arrays.copyOf(this.memberEnds, grown);
+	Member member(int top) {
+		if (top == this.members.length) {
+			this.members = Arrays.copyOf(this.members, top << 1);
 		}
-	}
-
-	/**
-	 * Make room to sort the given number of members.
-	 * @param count the number of members
-	 */
-	void ensureOrder(int count) {
-		if (this.order.length < count) {
-			int size = Math.max(count, this.order.length << 1);
-			this.order = new int[size];
-			this.orderTemp = new int[size];
+		Member member = this.members[top];
+		if (member == null) {
+			member = new Member();
+			this.members[top] = member;
 		}
+		return member;
 	}
 
 	private void clear() {
@@ -240,17 +221,42 @@ final class FingerprintWorkspace {
 		if (this.chars.length > MAX_RETAINED_BYTES) {
 			this.chars = new char[64];
 		}
-		// member names reference request data: drop them so they can be collected
-		Arrays.fill(this.memberNames, null);
-		if (this.memberNames.length > MAX_RETAINED_BYTES / 8) {
-			this.memberNames = new String[INITIAL_MEMBERS];
-			this.memberStarts = new int[INITIAL_MEMBERS];
-			this.memberEnds = new int[INITIAL_MEMBERS];
+		if (this.members.length > MAX_RETAINED_BYTES / 8) {
+			this.members = new Member[INITIAL_MEMBERS];
 		}
-		if (this.order.length > MAX_RETAINED_BYTES / 8) {
-			this.order = new int[INITIAL_MEMBERS];
-			this.orderTemp = new int[INITIAL_MEMBERS];
+		else {
+			for (Member member : this.members) {
+				if (member != null) {
+					member.clear();
+				}
+			}
 		}
+	}
+
+	/**
+	 * One member on the member stack: its name, and where its canonical bytes start and
+	 * end in {@link #json} (both -1 when it is excluded).
+	 */
+	static final class Member {
+
+		String name = "";
+
+		int start;
+
+		int end;
+
+		void set(String name, int start, int end) {
+			this.name = name;
+			this.start = start;
+			this.end = end;
+		}
+
+		void clear() {
+			// the name is request data: drop it, so that a pooled workspace does not
+			// keep it alive
+			this.name = "";
+		}
+
 	}
 
 }
