@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @author Idempotency contributors
  * @since 0.1.0
- * @see RequestFingerprinter
+ * @see dev.idempotency.core.fingerprint.RequestFingerprinter
  */
 public final class RequestFingerprint {
 
@@ -72,10 +72,6 @@ public final class RequestFingerprint {
 	public static RequestFingerprint fromHex(String hex) {
 		Objects.requireNonNull(hex, "'hex' must not be null");
 		return of(HEX.parseHex(hex));
-	}
-
-	static RequestFingerprint adopt(byte[] digest) {
-		return new RequestFingerprint(digest);
 	}
 
 	/**

@@ -20,7 +20,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
 /**
- * Access to SHA-256 message digests, which every Java platform must provide.
+ * Access to SHA-256 message digests, which every Java platform must provide, for the
+ * digests of keys and scopes. The request fingerprinter pools digests of its own.
  *
  * @author Idempotency contributors
  */
@@ -43,7 +44,7 @@ final class Sha256 {
 		return digest;
 	}
 
-	static MessageDigest newDigest() {
+	private static MessageDigest newDigest() {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}

@@ -16,7 +16,7 @@
 
 /**
  * Key lifecycle model of the idempotency engine: keys, fingerprints, records and stored
- * responses.
+ * responses. Fingerprints are computed in {@code dev.idempotency.core.fingerprint}.
  */
 @NullMarked
 package dev.idempotency.core;

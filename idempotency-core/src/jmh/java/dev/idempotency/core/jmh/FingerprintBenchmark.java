@@ -21,10 +21,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.core.FingerprintInput;
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.RequestFingerprint;
-import dev.idempotency.core.Sha256RequestFingerprinter;
+import dev.idempotency.core.fingerprint.FingerprintInput;
+import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

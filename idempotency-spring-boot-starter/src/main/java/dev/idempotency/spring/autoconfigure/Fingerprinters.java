@@ -16,8 +16,8 @@
 
 package dev.idempotency.spring.autoconfigure;
 
-import dev.idempotency.core.RequestFingerprinter;
-import dev.idempotency.core.Sha256RequestFingerprinter;
+import dev.idempotency.core.fingerprint.RequestFingerprinter;
+import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.spring.autoconfigure.PolicyMapper.FingerprintSettings;
 
 /**

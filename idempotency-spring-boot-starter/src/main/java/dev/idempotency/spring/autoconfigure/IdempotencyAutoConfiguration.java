@@ -20,9 +20,9 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 
-import dev.idempotency.core.RequestFingerprinter;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyListener;
+import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;

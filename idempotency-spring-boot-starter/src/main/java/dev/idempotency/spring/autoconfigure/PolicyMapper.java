@@ -24,11 +24,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
-import dev.idempotency.core.RequestFingerprinter;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.engine.StatusSet;
 import dev.idempotency.core.engine.StoreFailureMode;
+import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Endpoint;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.JsonMode;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Policy;

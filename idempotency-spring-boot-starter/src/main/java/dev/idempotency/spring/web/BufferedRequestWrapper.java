@@ -33,8 +33,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import dev.idempotency.core.FingerprintInput;
 import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.fingerprint.FingerprintInput;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;

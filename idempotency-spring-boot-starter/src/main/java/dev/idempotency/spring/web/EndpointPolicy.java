@@ -20,9 +20,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
-import dev.idempotency.core.RequestFingerprinter;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.fingerprint.RequestFingerprinter;
 
 /**
  * Everything the {@link IdempotencyFilter} needs to know about one named policy: the

@@ -24,11 +24,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
-import dev.idempotency.core.RequestFingerprinter;
-import dev.idempotency.core.Sha256RequestFingerprinter;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.StatusSet;
 import dev.idempotency.core.engine.StoreFailureMode;
+import dev.idempotency.core.fingerprint.RequestFingerprinter;
+import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;

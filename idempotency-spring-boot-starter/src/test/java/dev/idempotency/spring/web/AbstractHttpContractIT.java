@@ -24,10 +24,10 @@ import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import dev.idempotency.core.FingerprintInput;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import org.junit.jupiter.api.AfterEach;

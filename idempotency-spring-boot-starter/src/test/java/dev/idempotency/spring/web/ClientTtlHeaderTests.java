@@ -19,8 +19,8 @@ package dev.idempotency.spring.web;
 import java.time.Duration;
 import java.util.List;
 
-import dev.idempotency.core.Sha256RequestFingerprinter;
 import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;

@@ -23,10 +23,10 @@ import java.util.List;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
-import dev.idempotency.core.Sha256RequestFingerprinter;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.engine.StoreFailureMode;
+import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
@@ -110,7 +110,7 @@ class IdempotencyFilterObservationTests {
 		this.engine.store()
 			.acquire(IdempotencyKey.global(KEY),
 					new Sha256RequestFingerprinter()
-						.fingerprint(dev.idempotency.core.FingerprintInput.of("POST", "/idempotent", null,
+						.fingerprint(dev.idempotency.core.fingerprint.FingerprintInput.of("POST", "/idempotent", null,
 								"application/json", List.of(), "{}".getBytes(StandardCharsets.UTF_8), 0, 2)),
 					OwnerToken.generate(), Duration.ofMinutes(1), Duration.ofDays(1));
 		MockHttpServletResponse response = new MockHttpServletResponse();

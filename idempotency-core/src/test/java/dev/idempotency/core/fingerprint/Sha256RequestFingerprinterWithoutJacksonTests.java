@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.lang.reflect.Method;
 import java.net.URL;

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.util.Arrays;
 
@@ -52,10 +52,6 @@ final class FingerprintBuffer {
 
 	void reset() {
 		this.length = 0;
-	}
-
-	int capacity() {
-		return this.bytes.length;
 	}
 
 	/**
@@ -112,8 +108,12 @@ final class FingerprintBuffer {
 
 	/**
 	 * Write a string as a 4-byte big-endian length followed by its UTF-8 bytes.
+	 * <p>
+	 * A surrogate that is not part of a pair is written as the three bytes UTF-8 would
+	 * use for its code unit (as WTF-8 does) instead of being replaced, as
+	 * {@link String#getBytes(java.nio.charset.Charset)} would, so that distinct strings
+	 * always give distinct bytes.
 	 * @param value the string
-	 * @see #writeUtf8(char[], int, int)
 	 */
 	void writeLengthPrefixed(String value) {
 		int lengthPosition = this.length;
@@ -131,30 +131,6 @@ final class FingerprintBuffer {
 			}
 		}
 		putInt(lengthPosition, this.length - start);
-	}
-
-	/**
-	 * Write characters as UTF-8 without any escaping.
-	 * <p>
-	 * A surrogate that is not part of a pair is written as the three bytes UTF-8 would
-	 * use for its code unit (as WTF-8 does) instead of being replaced, so that distinct
-	 * strings always give distinct bytes.
-	 * @param chars the characters
-	 * @param offset the first character
-	 * @param count the number of characters
-	 */
-	void writeUtf8(char[] chars, int offset, int count) {
-		int end = offset + count;
-		for (int i = offset; i < end; i++) {
-			ensure(4);
-			char c = chars[i];
-			if (c < 0x80) {
-				this.bytes[this.length++] = (byte) c;
-			}
-			else {
-				i = encode(c, (i + 1 < end) ? chars[i + 1] : 0, i);
-			}
-		}
 	}
 
 	/**

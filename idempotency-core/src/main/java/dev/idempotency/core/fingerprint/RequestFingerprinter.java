@@ -14,7 +14,9 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
+
+import dev.idempotency.core.RequestFingerprint;
 
 /**
  * Strategy that computes the fingerprint of a request. Two requests with the same key are

@@ -14,18 +14,22 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.RequestFingerprint;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -112,6 +116,8 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 	private static final byte[] FORMAT = "dev.idempotency.fingerprint.v1".getBytes(StandardCharsets.US_ASCII);
 
 	private static final boolean JSON_SUPPORTED = isJsonSupported();
+
+	private static final Comparator<HttpHeader> BY_NAME = Comparator.comparing(HttpHeader::name);
 
 	private volatile Settings settings = new Settings(true, List.of(), null);
 
@@ -258,7 +264,7 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 				digest.update(frame.bytes(), 0, frame.length());
 				digest.update(body.duplicate());
 			}
-			return RequestFingerprint.adopt(digest.digest());
+			return workspace.finishDigest();
 		}
 		finally {
 			FingerprintWorkspace.release(workspace);
@@ -294,25 +300,16 @@ public class Sha256RequestFingerprinter implements RequestFingerprinter {
 		if (count == 0) {
 			return;
 		}
-		String[] names = new String[count];
-		int[] order = new int[count];
+		HttpHeader[] sorted = new HttpHeader[count];
 		for (int i = 0; i < count; i++) {
-			names[i] = headers.get(i).name().toLowerCase(Locale.ROOT);
-			order[i] = i;
+			HttpHeader header = headers.get(i);
+			sorted[i] = new HttpHeader(header.name().toLowerCase(Locale.ROOT), header.value());
 		}
-		// stable insertion sort: few headers, and the values of one name keep their order
-		for (int i = 1; i < count; i++) {
-			int header = order[i];
-			int j = i - 1;
-			while (j >= 0 && names[order[j]].compareTo(names[header]) > 0) {
-				order[j + 1] = order[j];
-				j--;
-			}
-			order[j + 1] = header;
-		}
-		for (int i = 0; i < count; i++) {
-			frame.writeLengthPrefixed(names[order[i]]);
-			frame.writeLengthPrefixed(headers.get(order[i]).value());
+		// the sort is stable, so the values of one name keep the order they were sent in
+		Arrays.sort(sorted, BY_NAME);
+		for (HttpHeader header : sorted) {
+			frame.writeLengthPrefixed(header.name());
+			frame.writeLengthPrefixed(header.value());
 		}
 	}
 

@@ -14,11 +14,15 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
+import java.security.DigestException;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import dev.idempotency.core.RequestFingerprint;
 
 /**
  * Reusable state of one fingerprint computation: a SHA-256 digest and the buffers the
@@ -28,6 +32,15 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * are created per request, reuse them too. A workspace belongs to one thread between
  * {@link #acquire()} and {@link #release(FingerprintWorkspace)}; the pool itself is
  * lock-free and bounded, and a miss simply creates a new workspace.
+ * <p>
+ * The pool is what keeps a fingerprint's allocation independent of the body's size. In
+ * {@code FingerprintBenchmark} (docs/benchmarks.md) a canonical fingerprint allocates
+ * 1,015 B for the 1 KiB document and 1,078 B for the 16 KiB one, whose buffers are
+ * reused, but 770,227 B for the 256 KiB one, whose buffers are larger than
+ * {@link #MAX_RETAINED_BYTES} and so are not kept; a raw fingerprint allocates 120 B at
+ * every size. A digest created per call would add about 240 B
+ * ({@code KeyDigestBenchmark.digest}: 360 B with a new digest per call, 120 B with a
+ * reused one).
  *
  * @author Idempotency contributors
  */
@@ -43,11 +56,15 @@ final class FingerprintWorkspace {
 
 	private static final AtomicReferenceArray<FingerprintWorkspace> POOL = new AtomicReferenceArray<>(POOL_SIZE);
 
-	private static final MessageDigest PROTOTYPE = Sha256.newDigest();
-
 	private static final int INITIAL_MEMBERS = 16;
 
 	final MessageDigest digest;
+
+	/**
+	 * Room for the digest, so that the copy {@link RequestFingerprint#of(byte[])} takes
+	 * is the only array a fingerprint allocates.
+	 */
+	private final byte[] result = new byte[RequestFingerprint.LENGTH];
 
 	/**
 	 * The framing of the request parts that precede the body.
@@ -75,33 +92,24 @@ final class FingerprintWorkspace {
 	char[] chars = new char[64];
 
 	/**
-	 * Stack of the members of the objects being canonicalised: the name, and where the
-	 * member's canonical bytes start and end in {@link #json} (both -1 when excluded).
+	 * Stack of the members of the objects being canonicalised. Its entries are created
+	 * once and reused, so a member costs no allocation.
 	 */
-	String[] memberNames = new String[INITIAL_MEMBERS];
-
-	int[] memberStarts = new int[INITIAL_MEMBERS];
-
-	int[] memberEnds = new int[INITIAL_MEMBERS];
-
-	/**
-	 * Member indexes being sorted, and the merge sort's temporary space.
-	 */
-	int[] order = new int[INITIAL_MEMBERS];
-
-	int[] orderTemp = new int[INITIAL_MEMBERS];
+	Member[] members = new Member[INITIAL_MEMBERS];
 
 	private FingerprintWorkspace() {
 		this.digest = newDigest();
 	}
 
 	private static MessageDigest newDigest() {
+		// The key digests' helper stays package-private in dev.idempotency.core rather
+		// than become public API for this one call. A workspace is created only when the
+		// pool has none free, so the provider look-up is not worth saving by cloning.
 		try {
-			// cloning skips the provider lookup of MessageDigest.getInstance
-			return (MessageDigest) PROTOTYPE.clone();
+			return MessageDigest.getInstance("SHA-256");
 		}
-		catch (CloneNotSupportedException ex) {
-			return Sha256.newDigest();
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by the Java platform", ex);
 		}
 	}
 
@@ -143,6 +151,20 @@ final class FingerprintWorkspace {
 	}
 
 	/**
+	 * Complete the digest and reset it.
+	 * @return the fingerprint of everything the digest was fed
+	 */
+	RequestFingerprint finishDigest() {
+		try {
+			this.digest.digest(this.result, 0, this.result.length);
+		}
+		catch (DigestException ex) {
+			throw new IllegalStateException("A SHA-256 digest does not fit in " + this.result.length + " bytes", ex);
+		}
+		return RequestFingerprint.of(this.result);
+	}
+
+	/**
 	 * Return an array of at least the given size for a copy of the body.
 	 * @param size the body size
 	 * @return the array
@@ -179,28 +201,20 @@ final class FingerprintWorkspace {
 	}
 
 	/**
-	 * Make room for one more member on the member stack.
+	 * Return the entry just above the top of the member stack, making room for it.
 	 * @param top the current number of members on the stack
+	 * @return the entry at index {@code top}
 	 */
-	void ensureMembers(int top) {
-		if (top == this.memberNames.length) {
-			int grown = top << 1;
-			this.memberNames = Arrays.copyOf(this.memberNames, grown);
-			this.memberStarts = Arrays.copyOf(this.memberStarts, grown);
-			this.memberEnds = Arrays.copyOf(this.memberEnds, grown);
+	Member member(int top) {
+		if (top == this.members.length) {
+			this.members = Arrays.copyOf(this.members, top << 1);
 		}
-	}
-
-	/**
-	 * Make room to sort the given number of members.
-	 * @param count the number of members
-	 */
-	void ensureOrder(int count) {
-		if (this.order.length < count) {
-			int size = Math.max(count, this.order.length << 1);
-			this.order = new int[size];
-			this.orderTemp = new int[size];
+		Member member = this.members[top];
+		if (member == null) {
+			member = new Member();
+			this.members[top] = member;
 		}
+		return member;
 	}
 
 	private void clear() {
@@ -216,17 +230,42 @@ final class FingerprintWorkspace {
 		if (this.chars.length > MAX_RETAINED_BYTES) {
 			this.chars = new char[64];
 		}
-		// member names reference request data: drop them so they can be collected
-		Arrays.fill(this.memberNames, null);
-		if (this.memberNames.length > MAX_RETAINED_BYTES / 8) {
-			this.memberNames = new String[INITIAL_MEMBERS];
-			this.memberStarts = new int[INITIAL_MEMBERS];
-			this.memberEnds = new int[INITIAL_MEMBERS];
+		if (this.members.length > MAX_RETAINED_BYTES / 8) {
+			this.members = new Member[INITIAL_MEMBERS];
 		}
-		if (this.order.length > MAX_RETAINED_BYTES / 8) {
-			this.order = new int[INITIAL_MEMBERS];
-			this.orderTemp = new int[INITIAL_MEMBERS];
+		else {
+			for (Member member : this.members) {
+				if (member != null) {
+					member.clear();
+				}
+			}
 		}
+	}
+
+	/**
+	 * One member on the member stack: its name, and where its canonical bytes start and
+	 * end in {@link #json} (both -1 when it is excluded).
+	 */
+	static final class Member {
+
+		String name = "";
+
+		int start;
+
+		int end;
+
+		void set(String name, int start, int end) {
+			this.name = name;
+			this.start = start;
+			this.end = end;
+		}
+
+		void clear() {
+			// the name is request data: drop it, so that a pooled workspace does not
+			// keep it alive
+			this.name = "";
+		}
+
 	}
 
 }

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -31,6 +31,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.RequestFingerprint;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 

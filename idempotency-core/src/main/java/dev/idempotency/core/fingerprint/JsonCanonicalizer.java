@@ -14,10 +14,13 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Comparator;
 
+import dev.idempotency.core.fingerprint.FingerprintWorkspace.Member;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
@@ -85,6 +88,8 @@ final class JsonCanonicalizer {
 	private static final byte[] NULL = { 'n', 'u', 'l', 'l' };
 
 	private static final JsonFactory FACTORY = createFactory();
+
+	private static final Comparator<Member> BY_NAME = (a, b) -> compare(a.name, b.name);
 
 	private final JsonParser parser;
 
@@ -156,8 +161,10 @@ final class JsonCanonicalizer {
 		if (!isStrictUtf8(body, length)) {
 			return false;
 		}
-		// the canonical form is never longer than the document (it drops whitespace and
-		// never escapes more than the document must), so this is the only allocation
+		// The canonical form is never longer than the document (it drops whitespace and
+		// never escapes more than the document must), so this is the only allocation.
+		// Grown by doubling from 256 bytes, it made FingerprintBenchmark allocate
+		// 1,029 KB per canonical fingerprint of the 256 KiB document; sized once, 770 KB.
 		workspace.json.ensure(length);
 		try (JsonParser parser = FACTORY.createParser(ObjectReadContext.empty(), body, 0, length)) {
 			JsonToken token = parser.nextToken();
@@ -187,6 +194,9 @@ final class JsonCanonicalizer {
 	 * or a leading byte order mark
 	 */
 	static boolean isStrictUtf8(byte[] body, int length) {
+		// A CharsetDecoder would find the malformed sequences too, but only by decoding
+		// into a buffer as large as the body; this pass allocates nothing and took about
+		// 0.5 µs on FingerprintBenchmark's 1,047-byte document (docs/benchmarks.md).
 		if (length >= 3 && body[0] == (byte) 0xEF && body[1] == (byte) 0xBB && body[2] == (byte) 0xBF) {
 			return false;
 		}
@@ -272,7 +282,7 @@ final class JsonCanonicalizer {
 			String name = this.parser.currentName();
 			JsonPointerTree child = (node != null) ? node.member(name) : null;
 			JsonToken valueToken = this.parser.nextToken();
-			if (this.memberTop > base && compare(this.workspace.memberNames[this.memberTop - 1], name) >= 0) {
+			if (this.memberTop > base && compare(this.workspace.members[this.memberTop - 1].name, name) >= 0) {
 				inOrder = false;
 			}
 			if (child != null && child.isExcluded()) {
@@ -335,18 +345,14 @@ final class JsonCanonicalizer {
 	}
 
 	private void push(String name, int start, int end) {
-		FingerprintWorkspace workspace = this.workspace;
-		workspace.ensureMembers(this.memberTop);
-		workspace.memberNames[this.memberTop] = name;
-		workspace.memberStarts[this.memberTop] = start;
-		workspace.memberEnds[this.memberTop] = end;
+		this.workspace.member(this.memberTop).set(name, start, end);
 		this.memberTop++;
 	}
 
 	private void clearMembers(int base) {
-		String[] names = this.workspace.memberNames;
+		Member[] members = this.workspace.members;
 		for (int i = base; i < this.memberTop; i++) {
-			names[i] = null;
+			members[i].clear();
 		}
 		this.memberTop = base;
 	}
@@ -359,16 +365,15 @@ final class JsonCanonicalizer {
 	 */
 	private void sortMembers(int base, int regionStart) {
 		FingerprintWorkspace workspace = this.workspace;
-		int count = this.memberTop - base;
-		workspace.ensureOrder(count);
-		int[] order = workspace.order;
-		for (int i = 0; i < count; i++) {
-			order[i] = base + i;
-		}
-		sort(order, workspace.orderTemp, 0, count);
-		String[] names = workspace.memberNames;
-		for (int i = 1; i < count; i++) {
-			if (names[order[i - 1]].equals(names[order[i]])) {
+		Member[] members = workspace.members;
+		int top = this.memberTop;
+		// Below 32 elements Arrays.sort is a binary insertion sort that allocates
+		// nothing, and every object of FingerprintBenchmark's documents is that small;
+		// a larger object costs TimSort's temporary array. The benchmark's canonical
+		// modes, where every object arrives out of order, would show what it costs.
+		Arrays.sort(members, base, top, BY_NAME);
+		for (int i = base + 1; i < top; i++) {
+			if (members[i - 1].name.equals(members[i].name)) {
 				throw new NotCanonicalException();
 			}
 		}
@@ -378,57 +383,16 @@ final class JsonCanonicalizer {
 		System.arraycopy(out.bytes(), regionStart, scratch, 0, regionLength);
 		out.setLength(regionStart);
 		boolean written = false;
-		for (int i = 0; i < count; i++) {
-			int member = order[i];
-			int start = workspace.memberStarts[member];
-			if (start < 0) {
+		for (int i = base; i < top; i++) {
+			Member member = members[i];
+			if (member.start < 0) {
 				continue;
 			}
 			if (written) {
 				out.write(',');
 			}
 			written = true;
-			out.write(scratch, start - regionStart, workspace.memberEnds[member] - start);
-		}
-	}
-
-	/**
-	 * Stable merge sort of member indexes by name, without allocating.
-	 * @param order the member indexes to sort
-	 * @param temp temporary space as large as {@code order}
-	 * @param from the first index to sort
-	 * @param to the end of the range to sort
-	 */
-	private void sort(int[] order, int[] temp, int from, int to) {
-		String[] names = this.workspace.memberNames;
-		if (to - from <= 8) {
-			for (int i = from + 1; i < to; i++) {
-				int member = order[i];
-				int j = i - 1;
-				while (j >= from && compare(names[order[j]], names[member]) > 0) {
-					order[j + 1] = order[j];
-					j--;
-				}
-				order[j + 1] = member;
-			}
-			return;
-		}
-		int middle = (from + to) >>> 1;
-		sort(order, temp, from, middle);
-		sort(order, temp, middle, to);
-		if (compare(names[order[middle - 1]], names[order[middle]]) <= 0) {
-			return;
-		}
-		System.arraycopy(order, from, temp, from, to - from);
-		int left = from;
-		int right = middle;
-		for (int i = from; i < to; i++) {
-			if (right >= to || (left < middle && compare(names[temp[left]], names[temp[right]]) <= 0)) {
-				order[i] = temp[left++];
-			}
-			else {
-				order[i] = temp[right++];
-			}
+			out.write(scratch, member.start - regionStart, member.end - member.start);
 		}
 	}
 
@@ -486,7 +450,10 @@ final class JsonCanonicalizer {
 		// Room for the quotes and one byte per character, so that the common case, a
 		// printable ASCII character, is a plain array store. A character that needs more
 		// makes room for its longest form (a six-byte escape, or a surrogate pair) plus
-		// one byte for each character after it and the closing quote.
+		// one byte for each character after it and the closing quote. Against making
+		// room for each character, this took the canonical fingerprint of the 16 KiB
+		// document of FingerprintBenchmark from 144-148 µs to 124-128 µs of CPU
+		// (docs/benchmarks.md).
 		out.ensure(length + 2);
 		byte[] bytes = out.bytes();
 		int n = out.length();

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -85,6 +85,10 @@ final class JsonPointerTree {
 	 * @throws IllegalArgumentException if the pointer is not valid or is empty
 	 */
 	static List<String> parse(@Nullable String pointer) {
+		// Not Jackson's JsonPointer: Jackson is optional, and pointers are validated
+		// with or without it; and JsonPointer.compile reads a '~' that is not followed by
+		// '0' or '1' as a plain character ("/a~2" names the member "a~2"), where RFC 6901
+		// makes the pointer invalid.
 		if (pointer == null) {
 			throw new IllegalArgumentException("Excluded JSON Pointers must not contain null");
 		}

@@ -14,12 +14,13 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
 
+import dev.idempotency.core.HttpHeader;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core;
+package dev.idempotency.core.fingerprint;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
