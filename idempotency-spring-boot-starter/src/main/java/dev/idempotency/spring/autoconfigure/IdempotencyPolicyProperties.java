@@ -146,24 +146,24 @@ public class IdempotencyPolicyProperties {
 	 * @param source the settings to take
 	 */
 	final void inherit(IdempotencyPolicyProperties source) {
-		this.ttl = orElse(this.ttl, source.ttl);
-		this.lockTimeout = orElse(this.lockTimeout, source.lockTimeout);
-		this.inFlightWait = orElse(this.inFlightWait, source.inFlightWait);
-		this.maxRequestBody = orElse(this.maxRequestBody, source.maxRequestBody);
-		this.maxResponseBody = orElse(this.maxResponseBody, source.maxResponseBody);
-		this.onStoreFailure = orElse(this.onStoreFailure, source.onStoreFailure);
-		this.nonStorableStatuses = orElse(this.nonStorableStatuses, source.nonStorableStatuses);
-		this.unavailableRetryAfter = orElse(this.unavailableRetryAfter, source.unavailableRetryAfter);
-		this.inProgressRetryAfter = orElse(this.inProgressRetryAfter, source.inProgressRetryAfter);
-		this.minTtl = orElse(this.minTtl, source.minTtl);
-		this.maxTtl = orElse(this.maxTtl, source.maxTtl);
-		this.fingerprint.headers = orElse(this.fingerprint.headers, source.fingerprint.headers);
-		this.fingerprint.json = orElse(this.fingerprint.json, source.fingerprint.json);
-		this.fingerprint.excludedJsonPointers = orElse(this.fingerprint.excludedJsonPointers,
+		this.ttl = firstSet(this.ttl, source.ttl);
+		this.lockTimeout = firstSet(this.lockTimeout, source.lockTimeout);
+		this.inFlightWait = firstSet(this.inFlightWait, source.inFlightWait);
+		this.maxRequestBody = firstSet(this.maxRequestBody, source.maxRequestBody);
+		this.maxResponseBody = firstSet(this.maxResponseBody, source.maxResponseBody);
+		this.onStoreFailure = firstSet(this.onStoreFailure, source.onStoreFailure);
+		this.nonStorableStatuses = firstSet(this.nonStorableStatuses, source.nonStorableStatuses);
+		this.unavailableRetryAfter = firstSet(this.unavailableRetryAfter, source.unavailableRetryAfter);
+		this.inProgressRetryAfter = firstSet(this.inProgressRetryAfter, source.inProgressRetryAfter);
+		this.minTtl = firstSet(this.minTtl, source.minTtl);
+		this.maxTtl = firstSet(this.maxTtl, source.maxTtl);
+		this.fingerprint.headers = firstSet(this.fingerprint.headers, source.fingerprint.headers);
+		this.fingerprint.json = firstSet(this.fingerprint.json, source.fingerprint.json);
+		this.fingerprint.excludedJsonPointers = firstSet(this.fingerprint.excludedJsonPointers,
 				source.fingerprint.excludedJsonPointers);
 	}
 
-	private static <T> @Nullable T orElse(@Nullable T value, @Nullable T fallback) {
+	private static <T> @Nullable T firstSet(@Nullable T value, @Nullable T fallback) {
 		return (value != null) ? value : fallback;
 	}
 
