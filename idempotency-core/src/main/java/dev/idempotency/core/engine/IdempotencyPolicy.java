@@ -57,6 +57,39 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	public static final Duration MIN_LOCK_TIMEOUT = Duration.ofMillis(300);
 
 	/**
+	 * Default time a completed record is kept and replayed: a day covers the retries of
+	 * clients that back off for hours.
+	 */
+	public static final Duration DEFAULT_TTL = Duration.ofHours(24);
+
+	/**
+	 * Default lease of the owner of a key.
+	 */
+	public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(30);
+
+	/**
+	 * Default wait of a duplicate for the completion of a request still in progress:
+	 * none, it is answered at once.
+	 */
+	public static final Duration DEFAULT_IN_FLIGHT_WAIT = Duration.ZERO;
+
+	/**
+	 * Default reaction to a store that cannot answer: refuse the request.
+	 */
+	public static final StoreFailureMode DEFAULT_ON_STORE_FAILURE = StoreFailureMode.FAIL_CLOSED;
+
+	/**
+	 * Default {@code Retry-After} advertised when the store is unavailable.
+	 */
+	public static final Duration DEFAULT_UNAVAILABLE_RETRY_AFTER = Duration.ofSeconds(1);
+
+	/**
+	 * Default {@code Retry-After} advertised to a duplicate of a request still in
+	 * progress.
+	 */
+	public static final Duration DEFAULT_IN_PROGRESS_RETRY_AFTER = Duration.ofSeconds(1);
+
+	/**
 	 * Create a policy, checking its settings.
 	 * @param name the policy's name
 	 * @param ttl how long completed records are kept
@@ -92,10 +125,10 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	}
 
 	/**
-	 * Return a builder with the defaults: name {@value #DEFAULT_NAME}, TTL 24 hours, lock
-	 * timeout 30 seconds, no in-flight wait, fail closed,
+	 * Return a builder with the defaults: name {@value #DEFAULT_NAME}, TTL 24 hours
+	 * ({@link #DEFAULT_TTL}), lock timeout 30 seconds, no in-flight wait, fail closed,
 	 * {@link StatusSet#DEFAULT_NON_STORABLE}, {@code Retry-After} of 1 second when
-	 * unavailable and when in progress.
+	 * unavailable and when in progress (the {@code DEFAULT_} constants).
 	 * @return a new builder
 	 */
 	public static Builder builder() {
@@ -117,19 +150,19 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 
 		private String name = DEFAULT_NAME;
 
-		private Duration ttl = Duration.ofHours(24);
+		private Duration ttl = DEFAULT_TTL;
 
-		private Duration lockTimeout = Duration.ofSeconds(30);
+		private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
-		private Duration inFlightWait = Duration.ZERO;
+		private Duration inFlightWait = DEFAULT_IN_FLIGHT_WAIT;
 
-		private StoreFailureMode onStoreFailure = StoreFailureMode.FAIL_CLOSED;
+		private StoreFailureMode onStoreFailure = DEFAULT_ON_STORE_FAILURE;
 
 		private StatusSet nonStorableStatuses = StatusSet.DEFAULT_NON_STORABLE;
 
-		private Duration unavailableRetryAfter = Duration.ofSeconds(1);
+		private Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
 
-		private Duration inProgressRetryAfter = Duration.ofSeconds(1);
+		private Duration inProgressRetryAfter = DEFAULT_IN_PROGRESS_RETRY_AFTER;
 
 		private Builder() {
 		}

@@ -99,9 +99,9 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 
 	private Duration smallestLockTimeout() {
 		Duration smallest = this.properties.getLockTimeout();
-		for (IdempotencyProperties.Policy policy : this.properties.getPolicies().values()) {
-			Duration lockTimeout = policy.getLockTimeout();
-			if (lockTimeout != null && lockTimeout.compareTo(smallest) < 0) {
+		for (IdempotencyPolicyProperties policy : this.properties.getPolicies().values()) {
+			Duration lockTimeout = policy.orElse(this.properties).getLockTimeout();
+			if (lockTimeout.compareTo(smallest) < 0) {
 				smallest = lockTimeout;
 			}
 		}

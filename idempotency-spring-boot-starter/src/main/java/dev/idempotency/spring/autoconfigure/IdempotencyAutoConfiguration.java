@@ -44,6 +44,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBinding;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
@@ -89,6 +90,13 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @Import({ TieredStoreConfiguration.class, RedisStoreConfiguration.class, JdbcStoreConfiguration.class,
 		InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
 public final class IdempotencyAutoConfiguration {
+
+	// static: the binder looks converters up before this configuration is created
+	@Bean
+	@ConfigurationPropertiesBinding
+	static StatusSetConverter idempotencyStatusSetConverter() {
+		return new StatusSetConverter();
+	}
 
 	@Bean
 	@ConditionalOnMissingBean

@@ -24,22 +24,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import dev.idempotency.core.engine.StoreFailureMode;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
+import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.util.unit.DataSize;
 
 /**
- * Configuration properties of idempotent endpoints: global defaults, named policies that
- * override them, endpoints matched by path, the filter and the store.
+ * Configuration properties of idempotent endpoints: the global policy settings (inherited
+ * from {@link IdempotencyPolicyProperties}), named policies that override them, endpoints
+ * matched by path, the filter and the store.
  *
  * @author Idempotency contributors
  * @since 0.1.0
  */
 @ConfigurationProperties("idempotency")
-public class IdempotencyProperties {
+public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 	/**
 	 * Whether to protect idempotent endpoints with the idempotency filter.
@@ -49,60 +49,7 @@ public class IdempotencyProperties {
 	/**
 	 * Name of the request header that carries the idempotency key.
 	 */
-	private String keyHeader = "Idempotency-Key";
-
-	/**
-	 * How long the response of a completed request is kept and replayed.
-	 */
-	private Duration ttl = Duration.ofHours(24);
-
-	/**
-	 * Lease of the request that runs a handler: how long a crashed instance blocks its
-	 * key before another request may take it over. Running handlers renew it.
-	 */
-	private Duration lockTimeout = Duration.ofSeconds(30);
-
-	/**
-	 * How long a duplicate of a request that is still in progress waits for it to
-	 * complete before it is answered with 409. Zero answers at once.
-	 */
-	private Duration inFlightWait = Duration.ZERO;
-
-	/**
-	 * Largest request body accepted on an idempotent endpoint; larger requests are
-	 * answered with 413 before the handler runs.
-	 */
-	private DataSize maxRequestBody = DataSize.ofMegabytes(1);
-
-	/**
-	 * Largest response body stored for replay, at most 64MB. A larger response is
-	 * delivered but only its status is kept, and a retry is answered with a
-	 * 'response-not-replayable' problem.
-	 */
-	private DataSize maxResponseBody = DataSize.ofMegabytes(1);
-
-	/**
-	 * What to do when the store cannot answer: refuse the request with 503 (fail-closed),
-	 * or run it without protection (fail-open).
-	 */
-	private StoreFailureMode onStoreFailure = StoreFailureMode.FAIL_CLOSED;
-
-	/**
-	 * Response statuses that are not stored: the key is released so that a retry runs the
-	 * handler again. Comma-separated codes and classes such as 5xx.
-	 */
-	private String nonStorableStatuses = "5xx,408,429";
-
-	/**
-	 * Retry-After advertised when the store is unavailable.
-	 */
-	private Duration unavailableRetryAfter = Duration.ofSeconds(1);
-
-	/**
-	 * Retry-After advertised with 409 to a duplicate of a request still in progress,
-	 * never more than the remaining lease and at least one second.
-	 */
-	private Duration inProgressRetryAfter = Duration.ofSeconds(1);
+	private String keyHeader = IdempotencyFilter.DEFAULT_KEY_HEADER;
 
 	/**
 	 * Name of a request header whose value scopes keys (for example a tenant set by a
@@ -115,7 +62,7 @@ public class IdempotencyProperties {
 	 * Base of the 'type' URIs of the problem details the filter answers with; the
 	 * problem's name is appended.
 	 */
-	private String problemTypeBase = "https://idempotency.dev/problems/";
+	private String problemTypeBase = IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE;
 
 	/**
 	 * Whether responses under a key carry an 'Idempotency-Expires' header with the expiry
@@ -129,19 +76,7 @@ public class IdempotencyProperties {
 	 */
 	private @Nullable String clientTtlHeader;
 
-	/**
-	 * Shortest TTL a client may ask for with the client TTL header.
-	 */
-	private Duration minTtl = Duration.ofMinutes(1);
-
-	/**
-	 * Longest TTL a client may ask for with the client TTL header.
-	 */
-	private Duration maxTtl = Duration.ofDays(7);
-
 	private final ResponseHeaders responseHeaders = new ResponseHeaders();
-
-	private final Fingerprint fingerprint = new Fingerprint();
 
 	/**
 	 * Named policies, selected with @Idempotent("name"), each overriding any of the
@@ -149,7 +84,7 @@ public class IdempotencyProperties {
 	 * on-store-failure, non-storable-statuses, unavailable-retry-after,
 	 * in-progress-retry-after, min-ttl, max-ttl and fingerprint settings.
 	 */
-	private final Map<String, Policy> policies = new LinkedHashMap<>();
+	private final Map<String, IdempotencyPolicyProperties> policies = new LinkedHashMap<>();
 
 	/**
 	 * Idempotent endpoints matched by HTTP method and path pattern, for handlers that
@@ -167,6 +102,13 @@ public class IdempotencyProperties {
 
 	private final Tiered tiered = new Tiered();
 
+	/**
+	 * Create the properties with every global policy setting at its default.
+	 */
+	public IdempotencyProperties() {
+		inherit(IdempotencyPolicyProperties.defaults());
+	}
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -181,78 +123,6 @@ public class IdempotencyProperties {
 
 	public void setKeyHeader(String keyHeader) {
 		this.keyHeader = keyHeader;
-	}
-
-	public Duration getTtl() {
-		return this.ttl;
-	}
-
-	public void setTtl(Duration ttl) {
-		this.ttl = ttl;
-	}
-
-	public Duration getLockTimeout() {
-		return this.lockTimeout;
-	}
-
-	public void setLockTimeout(Duration lockTimeout) {
-		this.lockTimeout = lockTimeout;
-	}
-
-	public Duration getInFlightWait() {
-		return this.inFlightWait;
-	}
-
-	public void setInFlightWait(Duration inFlightWait) {
-		this.inFlightWait = inFlightWait;
-	}
-
-	public DataSize getMaxRequestBody() {
-		return this.maxRequestBody;
-	}
-
-	public void setMaxRequestBody(DataSize maxRequestBody) {
-		this.maxRequestBody = maxRequestBody;
-	}
-
-	public DataSize getMaxResponseBody() {
-		return this.maxResponseBody;
-	}
-
-	public void setMaxResponseBody(DataSize maxResponseBody) {
-		this.maxResponseBody = maxResponseBody;
-	}
-
-	public StoreFailureMode getOnStoreFailure() {
-		return this.onStoreFailure;
-	}
-
-	public void setOnStoreFailure(StoreFailureMode onStoreFailure) {
-		this.onStoreFailure = onStoreFailure;
-	}
-
-	public String getNonStorableStatuses() {
-		return this.nonStorableStatuses;
-	}
-
-	public void setNonStorableStatuses(String nonStorableStatuses) {
-		this.nonStorableStatuses = nonStorableStatuses;
-	}
-
-	public Duration getUnavailableRetryAfter() {
-		return this.unavailableRetryAfter;
-	}
-
-	public void setUnavailableRetryAfter(Duration unavailableRetryAfter) {
-		this.unavailableRetryAfter = unavailableRetryAfter;
-	}
-
-	public Duration getInProgressRetryAfter() {
-		return this.inProgressRetryAfter;
-	}
-
-	public void setInProgressRetryAfter(Duration inProgressRetryAfter) {
-		this.inProgressRetryAfter = inProgressRetryAfter;
 	}
 
 	public @Nullable String getScopeHeader() {
@@ -287,31 +157,11 @@ public class IdempotencyProperties {
 		this.clientTtlHeader = clientTtlHeader;
 	}
 
-	public Duration getMinTtl() {
-		return this.minTtl;
-	}
-
-	public void setMinTtl(Duration minTtl) {
-		this.minTtl = minTtl;
-	}
-
-	public Duration getMaxTtl() {
-		return this.maxTtl;
-	}
-
-	public void setMaxTtl(Duration maxTtl) {
-		this.maxTtl = maxTtl;
-	}
-
 	public ResponseHeaders getResponseHeaders() {
 		return this.responseHeaders;
 	}
 
-	public Fingerprint getFingerprint() {
-		return this.fingerprint;
-	}
-
-	public Map<String, Policy> getPolicies() {
+	public Map<String, IdempotencyPolicyProperties> getPolicies() {
 		return this.policies;
 	}
 
@@ -431,9 +281,7 @@ public class IdempotencyProperties {
 		 * headers that carry credentials. Set it to change that list; 'exclude' adds to
 		 * it. A name ending in '*' matches every header that starts with it.
 		 */
-		private List<String> defaultExclude = new ArrayList<>(
-				List.of("Access-Control-*", "Authorization", "WWW-Authenticate", "X-Auth-Token", "X-Access-Token",
-						"X-Refresh-Token", "X-Api-Key", "X-Amz-Security-Token", "X-CSRF-Token", "X-XSRF-Token"));
+		private List<String> defaultExclude = new ArrayList<>(IdempotencyFilter.DEFAULT_EXCLUDED_RESPONSE_HEADERS);
 
 		public List<String> getInclude() {
 			return this.include;
@@ -457,258 +305,6 @@ public class IdempotencyProperties {
 
 		public void setDefaultExclude(List<String> defaultExclude) {
 			this.defaultExclude = defaultExclude;
-		}
-
-	}
-
-	/**
-	 * What the request fingerprint covers besides method, path, query, content type and
-	 * body.
-	 */
-	public static class Fingerprint {
-
-		/**
-		 * Names of request headers that take part in the fingerprint.
-		 */
-		private List<String> headers = new ArrayList<>();
-
-		/**
-		 * How JSON bodies are fingerprinted: canonical (member order and whitespace do
-		 * not matter) or raw bytes.
-		 */
-		private JsonMode json = JsonMode.CANONICAL;
-
-		/**
-		 * JSON Pointers (RFC 6901) of volatile members of JSON bodies, such as a client
-		 * timestamp, that are left out of the fingerprint.
-		 */
-		private List<String> excludedJsonPointers = new ArrayList<>();
-
-		public List<String> getHeaders() {
-			return this.headers;
-		}
-
-		public void setHeaders(List<String> headers) {
-			this.headers = headers;
-		}
-
-		public JsonMode getJson() {
-			return this.json;
-		}
-
-		public void setJson(JsonMode json) {
-			this.json = json;
-		}
-
-		public List<String> getExcludedJsonPointers() {
-			return this.excludedJsonPointers;
-		}
-
-		public void setExcludedJsonPointers(List<String> excludedJsonPointers) {
-			this.excludedJsonPointers = excludedJsonPointers;
-		}
-
-	}
-
-	/**
-	 * A named policy: every setting left unset inherits the global one.
-	 */
-	public static class Policy {
-
-		/**
-		 * How long the response of a completed request is kept and replayed.
-		 */
-		private @Nullable Duration ttl;
-
-		/**
-		 * Lease of the request that runs a handler.
-		 */
-		private @Nullable Duration lockTimeout;
-
-		/**
-		 * How long a duplicate of a request in progress waits for it to complete.
-		 */
-		private @Nullable Duration inFlightWait;
-
-		/**
-		 * Largest request body accepted.
-		 */
-		private @Nullable DataSize maxRequestBody;
-
-		/**
-		 * Largest response body stored for replay.
-		 */
-		private @Nullable DataSize maxResponseBody;
-
-		/**
-		 * What to do when the store cannot answer.
-		 */
-		private @Nullable StoreFailureMode onStoreFailure;
-
-		/**
-		 * Response statuses that are not stored.
-		 */
-		private @Nullable String nonStorableStatuses;
-
-		/**
-		 * Retry-After advertised when the store is unavailable.
-		 */
-		private @Nullable Duration unavailableRetryAfter;
-
-		/**
-		 * Retry-After advertised with 409 to a duplicate of a request still in progress.
-		 */
-		private @Nullable Duration inProgressRetryAfter;
-
-		/**
-		 * Shortest TTL a client may ask for.
-		 */
-		private @Nullable Duration minTtl;
-
-		/**
-		 * Longest TTL a client may ask for.
-		 */
-		private @Nullable Duration maxTtl;
-
-		private final PolicyFingerprint fingerprint = new PolicyFingerprint();
-
-		public @Nullable Duration getTtl() {
-			return this.ttl;
-		}
-
-		public void setTtl(@Nullable Duration ttl) {
-			this.ttl = ttl;
-		}
-
-		public @Nullable Duration getLockTimeout() {
-			return this.lockTimeout;
-		}
-
-		public void setLockTimeout(@Nullable Duration lockTimeout) {
-			this.lockTimeout = lockTimeout;
-		}
-
-		public @Nullable Duration getInFlightWait() {
-			return this.inFlightWait;
-		}
-
-		public void setInFlightWait(@Nullable Duration inFlightWait) {
-			this.inFlightWait = inFlightWait;
-		}
-
-		public @Nullable DataSize getMaxRequestBody() {
-			return this.maxRequestBody;
-		}
-
-		public void setMaxRequestBody(@Nullable DataSize maxRequestBody) {
-			this.maxRequestBody = maxRequestBody;
-		}
-
-		public @Nullable DataSize getMaxResponseBody() {
-			return this.maxResponseBody;
-		}
-
-		public void setMaxResponseBody(@Nullable DataSize maxResponseBody) {
-			this.maxResponseBody = maxResponseBody;
-		}
-
-		public @Nullable StoreFailureMode getOnStoreFailure() {
-			return this.onStoreFailure;
-		}
-
-		public void setOnStoreFailure(@Nullable StoreFailureMode onStoreFailure) {
-			this.onStoreFailure = onStoreFailure;
-		}
-
-		public @Nullable String getNonStorableStatuses() {
-			return this.nonStorableStatuses;
-		}
-
-		public void setNonStorableStatuses(@Nullable String nonStorableStatuses) {
-			this.nonStorableStatuses = nonStorableStatuses;
-		}
-
-		public @Nullable Duration getUnavailableRetryAfter() {
-			return this.unavailableRetryAfter;
-		}
-
-		public void setUnavailableRetryAfter(@Nullable Duration unavailableRetryAfter) {
-			this.unavailableRetryAfter = unavailableRetryAfter;
-		}
-
-		public @Nullable Duration getInProgressRetryAfter() {
-			return this.inProgressRetryAfter;
-		}
-
-		public void setInProgressRetryAfter(@Nullable Duration inProgressRetryAfter) {
-			this.inProgressRetryAfter = inProgressRetryAfter;
-		}
-
-		public @Nullable Duration getMinTtl() {
-			return this.minTtl;
-		}
-
-		public void setMinTtl(@Nullable Duration minTtl) {
-			this.minTtl = minTtl;
-		}
-
-		public @Nullable Duration getMaxTtl() {
-			return this.maxTtl;
-		}
-
-		public void setMaxTtl(@Nullable Duration maxTtl) {
-			this.maxTtl = maxTtl;
-		}
-
-		public PolicyFingerprint getFingerprint() {
-			return this.fingerprint;
-		}
-
-	}
-
-	/**
-	 * Fingerprint settings of a named policy: every setting left unset inherits the
-	 * global one.
-	 */
-	public static class PolicyFingerprint {
-
-		/**
-		 * Names of request headers that take part in the fingerprint.
-		 */
-		private @Nullable List<String> headers;
-
-		/**
-		 * How JSON bodies are fingerprinted: canonical or raw.
-		 */
-		private @Nullable JsonMode json;
-
-		/**
-		 * JSON Pointers of volatile members left out of the fingerprint.
-		 */
-		private @Nullable List<String> excludedJsonPointers;
-
-		public @Nullable List<String> getHeaders() {
-			return this.headers;
-		}
-
-		public void setHeaders(@Nullable List<String> headers) {
-			this.headers = headers;
-		}
-
-		public @Nullable JsonMode getJson() {
-			return this.json;
-		}
-
-		public void setJson(@Nullable JsonMode json) {
-			this.json = json;
-		}
-
-		public @Nullable List<String> getExcludedJsonPointers() {
-			return this.excludedJsonPointers;
-		}
-
-		public void setExcludedJsonPointers(@Nullable List<String> excludedJsonPointers) {
-			this.excludedJsonPointers = excludedJsonPointers;
 		}
 
 	}
@@ -782,7 +378,7 @@ public class IdempotencyProperties {
 		 * Order of the idempotency filter. It must run after authentication (Spring
 		 * Security's filter chain is at -100).
 		 */
-		private int order = -90;
+		private int order = IdempotencyFilter.DEFAULT_ORDER;
 
 		public int getOrder() {
 			return this.order;

@@ -17,22 +17,25 @@
 package dev.idempotency.spring.autoconfigure;
 
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyCleaner;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
- * Runs the cleaner of expired rows periodically on one daemon thread. Every instance of
- * the application runs one; the cleaner itself is safe when several run at once
- * ({@code FOR UPDATE SKIP LOCKED}), and a random initial delay spreads them out.
+ * Runs the cleaner of expired rows periodically on a {@link ThreadPoolTaskScheduler} of
+ * its own, one daemon thread. Every instance of the application runs one; the cleaner
+ * itself is safe when several run at once ({@code FOR UPDATE SKIP LOCKED}), and a random
+ * initial delay spreads them out.
+ * <p>
+ * The scheduler is not a bean: the application's {@code @Scheduled} tasks keep the
+ * {@code TaskScheduler} Boot configures for them, a slow cleanup never delays them, and
+ * the application need not enable scheduling.
  *
  * @author Idempotency contributors
  */
@@ -44,7 +47,9 @@ class JdbcCleanupScheduler implements SmartLifecycle {
 
 	private final Duration interval;
 
-	private volatile @Nullable ScheduledExecutorService executor;
+	private final ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
+
+	private volatile boolean running;
 
 	JdbcCleanupScheduler(JdbcIdempotencyCleaner cleaner, Duration interval) {
 		if (interval.isZero() || interval.isNegative()) {
@@ -52,19 +57,19 @@ class JdbcCleanupScheduler implements SmartLifecycle {
 		}
 		this.cleaner = cleaner;
 		this.interval = interval;
+		this.scheduler.setThreadNamePrefix("idempotency-cleanup-");
+		this.scheduler.setDaemon(true);
 	}
 
 	@Override
 	public void start() {
-		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor((runnable) -> {
-			Thread thread = new Thread(runnable, "idempotency-cleanup");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.scheduler.initialize();
 		long period = this.interval.toMillis();
-		long initialDelay = ThreadLocalRandom.current().nextLong(period) + 1;
-		executor.scheduleWithFixedDelay(this::purge, initialDelay, period, TimeUnit.MILLISECONDS);
-		this.executor = executor;
+		Instant first = this.scheduler.getClock()
+			.instant()
+			.plusMillis(ThreadLocalRandom.current().nextLong(period) + 1);
+		this.scheduler.scheduleWithFixedDelay(this::purge, first, this.interval);
+		this.running = true;
 	}
 
 	void purge() {
@@ -81,16 +86,15 @@ class JdbcCleanupScheduler implements SmartLifecycle {
 
 	@Override
 	public void stop() {
-		ScheduledExecutorService executor = this.executor;
-		if (executor != null) {
-			executor.shutdownNow();
-			this.executor = null;
-		}
+		// no wait for a purge in progress: what it leaves, the next run of any instance
+		// deletes
+		this.scheduler.shutdown();
+		this.running = false;
 	}
 
 	@Override
 	public boolean isRunning() {
-		return this.executor != null;
+		return this.running;
 	}
 
 }

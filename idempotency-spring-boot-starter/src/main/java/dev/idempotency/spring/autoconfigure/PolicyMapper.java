@@ -26,12 +26,10 @@ import java.util.function.Function;
 
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
-import dev.idempotency.core.engine.StatusSet;
-import dev.idempotency.core.engine.StoreFailureMode;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
+import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Fingerprint;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Endpoint;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.JsonMode;
-import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Policy;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.EndpointPolicy;
 import dev.idempotency.spring.web.EndpointRule;
@@ -85,9 +83,9 @@ final class PolicyMapper {
 	 */
 	EndpointPolicies policies(Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
 		List<EndpointPolicy> policies = new ArrayList<>();
-		Map<String, Policy> named = this.properties.getPolicies();
+		Map<String, IdempotencyPolicyProperties> named = this.properties.getPolicies();
 		if (!named.containsKey(IdempotencyPolicy.DEFAULT_NAME)) {
-			policies.add(policy(IdempotencyPolicy.DEFAULT_NAME, new Policy(), fingerprinters));
+			policies.add(policy(IdempotencyPolicy.DEFAULT_NAME, new IdempotencyPolicyProperties(), fingerprinters));
 		}
 		named.forEach((name, policy) -> {
 			if (!StringUtils.hasText(name)) {
@@ -98,45 +96,34 @@ final class PolicyMapper {
 		return new EndpointPolicies(policies);
 	}
 
-	private EndpointPolicy policy(String name, Policy policy,
+	private EndpointPolicy policy(String name, IdempotencyPolicyProperties policy,
 			Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
-		IdempotencyProperties global = this.properties;
+		IdempotencyPolicyProperties settings = policy.orElse(this.properties);
+		// an invalid setting is reported under the name it was set with: the policy's
+		// own, or the global one it inherits
 		String prefix = "policies." + name + ".";
-		Duration lockTimeout = pick(policy.getLockTimeout(), global.getLockTimeout());
-		String lockTimeoutName = name(prefix, "lock-timeout", policy.getLockTimeout());
+		Duration lockTimeout = settings.getLockTimeout();
 		if (lockTimeout.compareTo(IdempotencyPolicy.MIN_LOCK_TIMEOUT) < 0) {
-			throw invalid(lockTimeoutName, lockTimeout,
+			throw invalid(name(prefix, "lock-timeout", policy.getLockTimeout()), lockTimeout,
 					"must be at least " + IdempotencyPolicy.MIN_LOCK_TIMEOUT.toMillis() + "ms");
 		}
-		Duration ttl = pick(policy.getTtl(), global.getTtl());
+		Duration ttl = settings.getTtl();
 		if (ttl.compareTo(lockTimeout) < 0) {
 			throw invalid(name(prefix, "ttl", policy.getTtl()), ttl,
 					"must not be shorter than the lock timeout (" + lockTimeout + ") of policy '" + name + "'");
 		}
-		Duration inFlightWait = pick(policy.getInFlightWait(), global.getInFlightWait());
-		checkNotNegative(name(prefix, "in-flight-wait", policy.getInFlightWait()), inFlightWait);
-		Duration retryAfter = pick(policy.getUnavailableRetryAfter(), global.getUnavailableRetryAfter());
-		checkNotNegative(name(prefix, "unavailable-retry-after", policy.getUnavailableRetryAfter()), retryAfter);
-		Duration inProgressRetryAfter = pick(policy.getInProgressRetryAfter(), global.getInProgressRetryAfter());
+		checkNotNegative(name(prefix, "in-flight-wait", policy.getInFlightWait()), settings.getInFlightWait());
+		checkNotNegative(name(prefix, "unavailable-retry-after", policy.getUnavailableRetryAfter()),
+				settings.getUnavailableRetryAfter());
 		checkNotNegative(name(prefix, "in-progress-retry-after", policy.getInProgressRetryAfter()),
-				inProgressRetryAfter);
-		String statuses = pick(policy.getNonStorableStatuses(), global.getNonStorableStatuses());
-		StatusSet nonStorable;
-		try {
-			nonStorable = StatusSet.parse(statuses);
-		}
-		catch (IllegalArgumentException ex) {
-			throw invalid(name(prefix, "non-storable-statuses", policy.getNonStorableStatuses()), statuses,
-					ex.getMessage());
-		}
-		StoreFailureMode onStoreFailure = pick(policy.getOnStoreFailure(), global.getOnStoreFailure());
+				settings.getInProgressRetryAfter());
 		int maxRequestBody = bodySize(name(prefix, "max-request-body", policy.getMaxRequestBody()),
-				pick(policy.getMaxRequestBody(), global.getMaxRequestBody()), EndpointPolicy.MAX_BODY_SIZE);
+				settings.getMaxRequestBody(), EndpointPolicy.MAX_BODY_SIZE);
 		// a larger stored body could never be read back
 		int maxResponseBody = bodySize(name(prefix, "max-response-body", policy.getMaxResponseBody()),
-				pick(policy.getMaxResponseBody(), global.getMaxResponseBody()), StoredResponseCodec.MAX_BODY_SIZE);
-		Duration minTtl = pick(policy.getMinTtl(), global.getMinTtl());
-		Duration maxTtl = pick(policy.getMaxTtl(), global.getMaxTtl());
+				settings.getMaxResponseBody(), StoredResponseCodec.MAX_BODY_SIZE);
+		Duration minTtl = settings.getMinTtl();
+		Duration maxTtl = settings.getMaxTtl();
 		if (minTtl.isNegative() || minTtl.isZero()) {
 			throw invalid(name(prefix, "min-ttl", policy.getMinTtl()), minTtl, "must be positive");
 		}
@@ -148,13 +135,11 @@ final class PolicyMapper {
 			throw invalid(name(prefix, "max-ttl", policy.getMaxTtl()), maxTtl,
 					"must not be shorter than the lock timeout (" + lockTimeout + ") of policy '" + name + "'");
 		}
-		List<String> headers = pick(policy.getFingerprint().getHeaders(), global.getFingerprint().getHeaders());
-		for (String header : headers) {
+		Fingerprint fingerprint = settings.getFingerprint();
+		for (String header : fingerprint.getHeaders()) {
 			checkHeaderName(name(prefix, "fingerprint.headers", policy.getFingerprint().getHeaders()), header, false);
 		}
-		JsonMode json = pick(policy.getFingerprint().getJson(), global.getFingerprint().getJson());
-		List<String> pointers = pick(policy.getFingerprint().getExcludedJsonPointers(),
-				global.getFingerprint().getExcludedJsonPointers());
+		List<String> pointers = fingerprint.getExcludedJsonPointers();
 		String pointersName = name(prefix, "fingerprint.excluded-json-pointers",
 				policy.getFingerprint().getExcludedJsonPointers());
 		for (String pointer : pointers) {
@@ -163,17 +148,19 @@ final class PolicyMapper {
 				throw invalid(pointersName, pointer, problem);
 			}
 		}
-		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, inFlightWait, onStoreFailure,
-				nonStorable, retryAfter, inProgressRetryAfter);
+		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, settings.getInFlightWait(),
+				settings.getOnStoreFailure(), settings.getNonStorableStatuses(), settings.getUnavailableRetryAfter(),
+				settings.getInProgressRetryAfter());
 		RequestFingerprinter fingerprinter;
 		try {
-			fingerprinter = fingerprinters.apply(new FingerprintSettings(name, json == JsonMode.CANONICAL, pointers));
+			fingerprinter = fingerprinters
+				.apply(new FingerprintSettings(name, fingerprint.getJson() == JsonMode.CANONICAL, pointers));
 		}
 		catch (IllegalArgumentException ex) {
 			throw invalid(pointersName, pointers, ex.getMessage());
 		}
-		return new EndpointPolicy(enginePolicy, fingerprinter, headers, maxRequestBody, maxResponseBody, minTtl,
-				maxTtl);
+		return new EndpointPolicy(enginePolicy, fingerprinter, fingerprint.getHeaders(), maxRequestBody,
+				maxResponseBody, minTtl, maxTtl);
 	}
 
 	/**
@@ -209,10 +196,6 @@ final class PolicyMapper {
 			}
 		}
 		return rules;
-	}
-
-	private static <T> T pick(@Nullable T override, T global) {
-		return (override != null) ? override : global;
 	}
 
 	private static String name(String policyPrefix, String property, @Nullable Object override) {

@@ -78,7 +78,7 @@ class ClientTimeoutWarningsTests {
 				"jdbc:postgresql://localhost/test");
 		this.dataSource.setConnectionTimeout(3_000);
 		this.dataSource.addDataSourceProperty("socketTimeout", "3");
-		IdempotencyProperties.Policy fast = new IdempotencyProperties.Policy();
+		IdempotencyPolicyProperties fast = new IdempotencyPolicyProperties();
 		fast.setLockTimeout(Duration.ofSeconds(3));
 		this.properties.getPolicies().put("fast", fast);
 		assertThat(check()).hasSize(3).allSatisfy((warning) -> assertThat(warning).contains("PT1S"));

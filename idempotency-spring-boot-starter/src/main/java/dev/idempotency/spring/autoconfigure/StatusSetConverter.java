@@ -1,0 +1,38 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.autoconfigure;
+
+import dev.idempotency.core.engine.StatusSet;
+
+import org.springframework.core.convert.converter.Converter;
+
+/**
+ * Binds {@code non-storable-statuses} from its text form, comma-separated codes and
+ * classes such as {@code 5xx,408,429}. A malformed value fails the binding, which names
+ * the property and the element at fault.
+ *
+ * @author Idempotency contributors
+ * @see StatusSet#parse(String)
+ */
+final class StatusSetConverter implements Converter<String, StatusSet> {
+
+	@Override
+	public StatusSet convert(String source) {
+		return StatusSet.parse(source);
+	}
+
+}
