@@ -512,7 +512,7 @@ class TieredIdempotencyStoreTests {
 		assertThat(this.listener.fallbacks).containsExactly("extend:failed");
 	}
 
-	private static void awaitUntil(BooleanSupplier condition) {
+	static void awaitUntil(BooleanSupplier condition) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
 		while (!condition.getAsBoolean()) {
 			assertThat(System.nanoTime()).as("condition met in time").isLessThan(deadline);
