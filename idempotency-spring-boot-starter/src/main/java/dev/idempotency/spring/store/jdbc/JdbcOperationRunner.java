@@ -48,7 +48,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * its connection) and unbinds it afterwards. Every statement of the operation (two for a
  * takeover) runs on that one connection, which is back in the pool when the operation
  * returns. When the pool hands out connections with auto-commit disabled, the operation
- * is committed explicitly.
+ * is committed explicitly. The client turns each statement's named parameters into JDBC
+ * placeholders once, not on every call ({@link PreparedOnceJdbcTemplate}).
  * <p>
  * A new transaction per operation ({@code PROPAGATION_REQUIRES_NEW}) would give the same
  * isolation, but a {@code COMMIT} round trip per operation on top of the statement's own,
@@ -79,7 +80,7 @@ final class JdbcOperationRunner {
 		// translates by exception class only: no metadata lookup on the data source
 		jdbcTemplate.setExceptionTranslator(new SQLExceptionSubclassTranslator());
 		jdbcTemplate.afterPropertiesSet();
-		this.client = JdbcClient.create(jdbcTemplate);
+		this.client = JdbcClient.create(new PreparedOnceJdbcTemplate(jdbcTemplate));
 	}
 
 	/**

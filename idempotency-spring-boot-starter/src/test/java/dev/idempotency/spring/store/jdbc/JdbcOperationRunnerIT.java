@@ -18,6 +18,7 @@ package dev.idempotency.spring.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.util.List;
 
 import javax.sql.DataSource;
@@ -135,6 +136,48 @@ class JdbcOperationRunnerIT {
 		assertThat(counting.openConnections()).isZero();
 		runner.execute("insert", (client) -> client.sql(INSERT).param("id", 1).update());
 		assertThat(idsSeenByAnotherConnection()).containsExactly(1);
+	}
+
+	@Test
+	void statementOfPlainValuesIsTurnedIntoJdbcTextOnce() {
+		CountingDataSource counting = new CountingDataSource(database.dataSource());
+		JdbcOperationRunner runner = new JdbcOperationRunner(counting.dataSource());
+		runner.execute("insert", (client) -> client.sql(INSERT).param("id", 1).update());
+		runner.execute("insert", (client) -> client.sql(INSERT).param("id", 2).update());
+		List<String> prepared = counting.takeStatements();
+		assertThat(prepared).hasSize(2).allMatch("INSERT INTO runner_row (id) VALUES (?)"::equals);
+		// the same text each time, so the driver finds its prepared statement without
+		// reading the text again
+		assertThat(prepared.get(1)).isSameAs(prepared.get(0));
+		assertThat(idsSeenByAnotherConnection()).containsExactly(1, 2);
+	}
+
+	@Test
+	void collectionParameterStillExpandsIntoOnePlaceholderPerElement() {
+		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
+		String insertTwo = "INSERT INTO runner_row (id) VALUES (:first), (:second)";
+		runner.execute("insert", (client) -> client.sql(insertTwo).param("first", 1).param("second", 2).update());
+		runner.execute("insert", (client) -> client.sql(insertTwo).param("first", 3).param("second", 4).update());
+		String select = "SELECT id FROM runner_row WHERE id IN (:ids) ORDER BY id";
+		List<Integer> three = runner.execute("select",
+				(client) -> client.sql(select).param("ids", List.of(1, 2, 4)).query(Integer.class).list());
+		List<Integer> one = runner.execute("select",
+				(client) -> client.sql(select).param("ids", List.of(3)).query(Integer.class).list());
+		assertThat(three).containsExactly(1, 2, 4);
+		assertThat(one).containsExactly(3);
+	}
+
+	@Test
+	void typedParameterIsBoundWithItsType() {
+		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
+		String select = "SELECT CAST(:value AS text)";
+		String untyped = runner.execute("select",
+				(client) -> client.sql(select).param("value", 7).query(String.class).single());
+		String typed = runner.execute("select",
+				(client) -> client.sql(select).param("value", "8", Types.INTEGER).query(String.class).single());
+		String untypedAgain = runner.execute("select",
+				(client) -> client.sql(select).param("value", 9).query(String.class).single());
+		assertThat(List.of(untyped, typed, untypedAgain)).containsExactly("7", "8", "9");
 	}
 
 	@Test
