@@ -33,17 +33,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * Auto-configuration of the Micrometer metrics of idempotent requests, when a
+ * Auto-configuration of the Micrometer meters that no observation provides, when a
  * {@link MeterRegistry} bean exists:
  * <ul>
- * <li>an {@link IdempotencyMetrics} bean, told about the engine's decisions and
- * completions and about the requests the filter rejects (as a listener bean, it joins any
- * listener beans of the application's own);
+ * <li>an {@link IdempotencyMetrics} bean, told when a heartbeat finds its key taken over
+ * (as a listener bean, it joins any listener beans of the application's own);
  * <li>the auto-configured engine's store wrapped in a {@link MeteredIdempotencyStore}
  * (the store bean itself is left as it is);
  * <li>each {@link TieredIdempotencyStore} bean's listener extended (not replaced) with
  * the metrics, and its circuit breaker state exposed as a gauge.
  * </ul>
+ * Requests are measured once, by the filter's {@code idempotency.request} observation:
+ * Spring Boot's metrics auto-configuration registers Micrometer's
+ * {@code DefaultMeterObservationHandler}, which turns it into the
+ * {@code idempotency.request} timer and the {@code idempotency.request.active} long task
+ * timer, tagged with the observation's low-cardinality keys.
  *
  * @author Idempotency contributors
  * @since 0.1.0

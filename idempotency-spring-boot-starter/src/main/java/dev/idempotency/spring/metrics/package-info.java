@@ -15,7 +15,10 @@
  */
 
 /**
- * Micrometer metrics of idempotent requests, store operations and the tiered store.
+ * Micrometer meters that no observation provides: store operation timers, heartbeat
+ * fencing and the tiered store's fallbacks and circuit breaker. Requests themselves are
+ * measured by the filter's observation (see
+ * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}).
  */
 @NullMarked
 package dev.idempotency.spring.metrics;
