@@ -107,11 +107,8 @@ public final class IdempotencyAutoConfiguration {
 		}
 		IdempotencyEngine engine = new IdempotencyEngine(engineStore);
 		List<IdempotencyListener> all = listeners.orderedStream().toList();
-		if (all.size() == 1) {
-			engine.setListener(all.get(0));
-		}
-		else if (!all.isEmpty()) {
-			engine.setListener(new CompositeIdempotencyListener(all));
+		if (!all.isEmpty()) {
+			engine.setListener(CompositeListener.of(IdempotencyListener.class, all));
 		}
 		return engine;
 	}

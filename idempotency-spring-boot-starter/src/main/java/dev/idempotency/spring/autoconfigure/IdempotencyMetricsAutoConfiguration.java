@@ -16,13 +16,13 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.util.List;
+
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
-import dev.idempotency.spring.store.tiered.CircuitBreakerState;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredStoreListener;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -85,39 +85,11 @@ public final class IdempotencyMetricsAutoConfiguration {
 					store.setListener(listener);
 				}
 				else if (current != listener) {
-					store.setListener(new CompositeTieredStoreListener(current, listener));
+					store.setListener(CompositeListener.of(TieredStoreListener.class, List.of(current, listener)));
 				}
 				listener.bindTo(store);
 			});
 		};
-	}
-
-	/**
-	 * Tells two listeners, in order.
-	 */
-	private static final class CompositeTieredStoreListener implements TieredStoreListener {
-
-		private final TieredStoreListener first;
-
-		private final TieredStoreListener second;
-
-		CompositeTieredStoreListener(TieredStoreListener first, TieredStoreListener second) {
-			this.first = first;
-			this.second = second;
-		}
-
-		@Override
-		public void onFallback(String operation, @Nullable Exception exception) {
-			this.first.onFallback(operation, exception);
-			this.second.onFallback(operation, exception);
-		}
-
-		@Override
-		public void onBreakerStateChange(CircuitBreakerState from, CircuitBreakerState to) {
-			this.first.onBreakerStateChange(from, to);
-			this.second.onBreakerStateChange(from, to);
-		}
-
 	}
 
 }
