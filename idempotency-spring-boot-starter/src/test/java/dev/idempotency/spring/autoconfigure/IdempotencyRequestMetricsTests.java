@@ -126,6 +126,10 @@ class IdempotencyRequestMetricsTests {
 				.count()).isEqualTo(1);
 			assertThat(registry.get(TIMER + ".active").longTaskTimers()).isNotEmpty()
 				.allSatisfy((active) -> assertThat(active.activeTasks()).isZero());
+			assertThat(registry.get(TIMER + ".active")
+				.tags("outcome", "unknown", "policy", "payments", "replayed", "false", "completion", "none")
+				.longTaskTimer()
+				.activeTasks()).isZero();
 			assertThat(registry.get(TIMER).timers())
 				.allSatisfy((timer) -> assertThat(timer.getId().getTags()).extracting((tag) -> tag.getKey())
 					.containsExactlyInAnyOrder("outcome", "policy", "replayed", "completion", "error"));
