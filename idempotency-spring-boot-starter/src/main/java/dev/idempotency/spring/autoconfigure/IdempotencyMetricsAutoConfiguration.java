@@ -19,6 +19,7 @@ package dev.idempotency.spring.autoconfigure;
 import java.util.List;
 
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
+import dev.idempotency.spring.metrics.IdempotencyRequestCounter;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredStoreListener;
@@ -36,8 +37,11 @@ import org.springframework.context.annotation.Bean;
  * Auto-configuration of the Micrometer meters that no observation provides, when a
  * {@link MeterRegistry} bean exists:
  * <ul>
- * <li>an {@link IdempotencyMetrics} bean, told when a heartbeat finds its key taken over
- * (as a listener bean, it joins any listener beans of the application's own);
+ * <li>an {@link IdempotencyRequestCounter} bean, an observation handler that counts each
+ * request's {@code idempotency.request} observation by outcome;
+ * <li>an {@link IdempotencyMetrics} bean, told when a write is refused because the key
+ * was taken over (as a listener bean, it joins any listener beans of the application's
+ * own);
  * <li>the auto-configured engine's store wrapped in a {@link MeteredIdempotencyStore}
  * (the store bean itself is left as it is);
  * <li>each {@link TieredIdempotencyStore} bean's listener extended (not replaced) with
@@ -47,7 +51,9 @@ import org.springframework.context.annotation.Bean;
  * Spring Boot's metrics auto-configuration registers Micrometer's
  * {@code DefaultMeterObservationHandler}, which turns it into the
  * {@code idempotency.request} timer and the {@code idempotency.request.active} long task
- * timer, tagged with the observation's low-cardinality keys.
+ * timer, tagged with the observation's low-cardinality keys, and Spring Boot's
+ * observation auto-configuration registers the {@link IdempotencyRequestCounter} bean
+ * with the observation registry.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -64,6 +70,12 @@ public final class IdempotencyMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyMetrics idempotencyMetrics(MeterRegistry registry) {
 		return new IdempotencyMetrics(registry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyRequestCounter idempotencyRequestCounter(MeterRegistry registry) {
+		return new IdempotencyRequestCounter(registry);
 	}
 
 	@Bean

@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.spring.store.tiered.CircuitBreakerState;
@@ -33,14 +34,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Micrometer meters of the events that happen outside any request's observation: a
- * heartbeat that finds its key taken over (told by the engine, as an
+ * Micrometer counters of the events that no request's observation stands for: writes
+ * refused because the key was taken over (told by the engine, as an
  * {@link IdempotencyListener}) and the tiered store's fallbacks and circuit breaker (as a
  * {@link TieredStoreListener}).
  * <ul>
- * <li>{@value #FENCING_REJECTIONS} (counter), tagged {@code phase} ({@code heartbeat}: a
- * running handler's lease renewal was refused because another caller took its key over)
- * and {@code policy};
+ * <li>{@value #FENCING_REJECTIONS} (counter), tagged {@code phase} ({@code completion}: a
+ * late completion or release was refused; {@code heartbeat}: a running handler's lease
+ * renewal was refused) and {@code policy};
  * <li>{@value #TIER_FALLBACKS} (counter), tagged {@code operation} and {@code reason}
  * ({@code error}: the fast tier failed; {@code breaker_open}: it was skipped);
  * <li>{@value #TIER_BREAKER_TRANSITIONS} (counter), tagged {@code from} and {@code to};
@@ -51,8 +52,8 @@ import org.jspecify.annotations.Nullable;
  * measures each of them once, and Micrometer's meter observation handler (which Spring
  * Boot registers with its metrics) turns it into the {@code idempotency.request} timer,
  * tagged with the request's {@code outcome}, {@code policy}, {@code replayed} and
- * {@code completion}. A completion or release refused because the key was taken over is
- * that timer's {@code completion="fenced"}.
+ * {@code completion}; {@link IdempotencyRequestCounter} into the
+ * {@value IdempotencyRequestCounter#REQUESTS} counter.
  * <p>
  * The idempotency key is never a tag: its cardinality is unbounded. Policy names come
  * from configuration, so their number is bounded.
@@ -66,8 +67,7 @@ import org.jspecify.annotations.Nullable;
 public final class IdempotencyMetrics implements IdempotencyListener, TieredStoreListener {
 
 	/**
-	 * Name of the counter of lease renewals refused because another caller took the key
-	 * over.
+	 * Name of the counter of writes refused because another caller took the key over.
 	 */
 	public static final String FENCING_REJECTIONS = "idempotency.fencing.rejections";
 
@@ -90,7 +90,7 @@ public final class IdempotencyMetrics implements IdempotencyListener, TieredStor
 
 	private final MeterRegistry registry;
 
-	private final ConcurrentMap<String, Counter> heartbeatFencing = new ConcurrentHashMap<>();
+	private final ConcurrentMap<String, Counter[]> fencing = new ConcurrentHashMap<>();
 
 	private final ConcurrentMap<String, Counter[]> fallbacks = new ConcurrentHashMap<>();
 
@@ -129,8 +129,15 @@ public final class IdempotencyMetrics implements IdempotencyListener, TieredStor
 	}
 
 	@Override
+	public void onCompletion(IdempotencyKey key, IdempotencyPolicy policy, CompletionOutcome outcome) {
+		if (outcome == CompletionOutcome.FENCED) {
+			fencing(policy.name())[FencingPhase.COMPLETION.ordinal()].increment();
+		}
+	}
+
+	@Override
 	public void onOwnershipLost(IdempotencyKey key, IdempotencyPolicy policy) {
-		this.heartbeatFencing.computeIfAbsent(policy.name(), this::newHeartbeatFencingCounter).increment();
+		fencing(policy.name())[FencingPhase.HEARTBEAT.ordinal()].increment();
 	}
 
 	@Override
@@ -144,12 +151,21 @@ public final class IdempotencyMetrics implements IdempotencyListener, TieredStor
 		this.transitions[from.ordinal() * STATES.length + to.ordinal()].increment();
 	}
 
-	private Counter newHeartbeatFencingCounter(String policy) {
-		return Counter.builder(FENCING_REJECTIONS)
-			.description("Lease renewals refused because another caller took the key over after the lease lapsed")
-			.tag("phase", "heartbeat")
-			.tag("policy", policy)
-			.register(this.registry);
+	private Counter[] fencing(String policy) {
+		return this.fencing.computeIfAbsent(policy, this::newFencingCounters);
+	}
+
+	private Counter[] newFencingCounters(String policy) {
+		FencingPhase[] phases = FencingPhase.values();
+		Counter[] counters = new Counter[phases.length];
+		for (FencingPhase phase : phases) {
+			counters[phase.ordinal()] = Counter.builder(FENCING_REJECTIONS)
+				.description("Writes refused because another caller took the key over after the lease lapsed")
+				.tag("phase", tag(phase))
+				.tag("policy", policy)
+				.register(this.registry);
+		}
+		return counters;
 	}
 
 	private Counter[] newFallbackCounters(String operation) {
@@ -167,6 +183,12 @@ public final class IdempotencyMetrics implements IdempotencyListener, TieredStor
 
 	private static String tag(Enum<?> value) {
 		return value.name().toLowerCase(Locale.ROOT);
+	}
+
+	private enum FencingPhase {
+
+		COMPLETION, HEARTBEAT
+
 	}
 
 }

@@ -15,10 +15,10 @@
  */
 
 /**
- * Micrometer meters that no observation provides: store operation timers, heartbeat
- * fencing and the tiered store's fallbacks and circuit breaker. Requests themselves are
- * measured by the filter's observation (see
- * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}).
+ * Micrometer meters: the request counter, fed by the filter's observation (see
+ * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}),
+ * and the meters that no observation provides: store operation timers, fencing rejections
+ * and the tiered store's fallbacks and circuit breaker.
  */
 @NullMarked
 package dev.idempotency.spring.metrics;

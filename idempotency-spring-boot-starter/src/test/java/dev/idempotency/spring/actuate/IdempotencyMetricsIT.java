@@ -24,8 +24,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
+import dev.idempotency.spring.metrics.IdempotencyRequestCounter;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -96,7 +98,21 @@ class IdempotencyMetricsIT extends AbstractOpsIT {
 		assertThat(this.registry.get(REQUEST).tags("outcome", "executed").timer().totalTime(TimeUnit.NANOSECONDS))
 			.isPositive();
 		assertThat(this.registry.get(REQUEST + ".active").longTaskTimer().activeTasks()).isZero();
-		assertThat(this.registry.find("idempotency.requests").meters()).isEmpty();
+		// the counter by outcome, fed by the same observations (told after the timer)
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(this.registry.find(IdempotencyRequestCounter.REQUESTS)
+				.counters()
+				.stream()
+				.mapToDouble(Counter::count)
+				.sum()).isEqualTo(8));
+		assertThat(this.registry.get(IdempotencyRequestCounter.REQUESTS)
+			.tags("outcome", "executed", "policy", "metered")
+			.counter()
+			.count()).isEqualTo(2);
+		assertThat(this.registry.get(IdempotencyRequestCounter.REQUESTS)
+			.tags("outcome", "in_progress", "policy", "metered")
+			.counter()
+			.count()).isEqualTo(1);
 		assertThat(this.registry.find("idempotency.completions").meters()).isEmpty();
 		assertThat(this.registry.find(IdempotencyMetrics.FENCING_REJECTIONS).counters())
 			.allSatisfy((counter) -> assertThat(counter.count()).isZero());

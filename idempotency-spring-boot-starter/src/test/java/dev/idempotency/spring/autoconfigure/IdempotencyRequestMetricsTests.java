@@ -29,7 +29,10 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
+import dev.idempotency.spring.metrics.IdempotencyRequestCounter;
 import dev.idempotency.spring.web.IdempotencyFilter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.servlet.ServletException;
@@ -133,11 +136,30 @@ class IdempotencyRequestMetricsTests {
 			assertThat(registry.get(TIMER).timers())
 				.allSatisfy((timer) -> assertThat(timer.getId().getTags()).extracting((tag) -> tag.getKey())
 					.containsExactlyInAnyOrder("outcome", "policy", "replayed", "completion", "error"));
+			// the idempotency.requests counter is the same observation, counted by
+			// outcome:
+			// every request that reached an outcome, the one that threw included
+			assertThat(requests(registry, "executed", "payments")).isEqualTo(5);
+			assertThat(requests(registry, "replayed", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "mismatch", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "in_progress", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "missing_key", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "invalid_key", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "too_large", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "store_unavailable", "payments")).isEqualTo(1);
+			assertThat(requests(registry, "fail_open", "open")).isEqualTo(1);
+			assertThat(registry.get(IdempotencyRequestCounter.REQUESTS).counters())
+				.allSatisfy((counter) -> assertThat(counter.getId().getTags()).extracting((tag) -> tag.getKey())
+					.containsExactlyInAnyOrder("outcome", "policy"));
+			assertThat(registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
+				.tags("phase", "completion", "policy", "payments")
+				.counter()
+				.count()).isEqualTo(1);
 		});
 	}
 
 	@Test
-	void noOtherMeterCountsRequests() {
+	void requestsAreCountedOnlyFromTheObservation() {
 		this.runner.run((context) -> {
 			IdempotencyFilter filter = context.getBean(IdempotencyFilter.class);
 			assertThat(post(filter, "/pay", "k-1", "a", created())).isEqualTo(201);
@@ -146,10 +168,13 @@ class IdempotencyRequestMetricsTests {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
 			assertThat(registry.getMeters()).extracting((meter) -> meter.getId().getName())
 				.filteredOn((name) -> name.startsWith("idempotency."))
-				.doesNotContain("idempotency.requests", "idempotency.completions")
+				.doesNotContain("idempotency.completions")
 				.allMatch((name) -> name.equals(TIMER) || name.equals(TIMER + ".active")
-						|| name.startsWith("idempotency.store.") || name.equals(IdempotencyMetrics.FENCING_REJECTIONS)
-						|| name.startsWith("idempotency.tier."));
+						|| name.equals(IdempotencyRequestCounter.REQUESTS) || name.startsWith("idempotency.store.")
+						|| name.equals(IdempotencyMetrics.FENCING_REJECTIONS) || name.startsWith("idempotency.tier."));
+			assertThat(total(registry.get(IdempotencyRequestCounter.REQUESTS).counters()))
+				.isEqualTo(total(registry.get(TIMER).timers()))
+				.isEqualTo(3);
 			assertThat(registry.find(IdempotencyMetrics.FENCING_REJECTIONS).counters()).isEmpty();
 		});
 	}
@@ -163,6 +188,7 @@ class IdempotencyRequestMetricsTests {
 			MeterRegistry registry = context.getBean(MeterRegistry.class);
 			assertThat(registry.find(TIMER).meters()).isEmpty();
 			assertThat(registry.find(TIMER + ".active").meters()).isEmpty();
+			assertThat(registry.find(IdempotencyRequestCounter.REQUESTS).meters()).isEmpty();
 			assertThat(total(registry.get("idempotency.store.operations").tags("operation", "acquire").timers()))
 				.isEqualTo(2);
 		});
@@ -179,6 +205,8 @@ class IdempotencyRequestMetricsTests {
 				assertThat(post(context.getBean(IdempotencyFilter.class), "/pay", "k-1", "a", created()))
 					.isEqualTo(201);
 				assertThat(context.getBean(MeterRegistry.class).find(TIMER).meters()).isEmpty();
+				assertThat(context.getBean(MeterRegistry.class).find(IdempotencyRequestCounter.REQUESTS).meters())
+					.isEmpty();
 				assertThat(context).hasSingleBean(IdempotencyMetrics.class);
 			});
 	}
@@ -187,8 +215,17 @@ class IdempotencyRequestMetricsTests {
 		return total(registry.get(TIMER).tags("outcome", outcome, "policy", policy, "completion", completion).timers());
 	}
 
-	private static long total(Collection<Timer> timers) {
-		return timers.stream().mapToLong(Timer::count).sum();
+	private static long total(Collection<? extends Meter> meters) {
+		return meters.stream()
+			.mapToLong((meter) -> (meter instanceof Timer timer) ? timer.count() : (long) ((Counter) meter).count())
+			.sum();
+	}
+
+	private static long requests(MeterRegistry registry, String outcome, String policy) {
+		return (long) registry.get(IdempotencyRequestCounter.REQUESTS)
+			.tags("outcome", outcome, "policy", policy)
+			.counter()
+			.count();
 	}
 
 	private static int post(IdempotencyFilter filter, String path, @Nullable String key, String body, Handler handler)

@@ -68,14 +68,23 @@ class IdempotencyMetricsTests {
 	}
 
 	@Test
-	void leavesRequestsAndCompletionsToTheObservation() {
+	void countsRefusedCompletionsAsFencingAndLeavesRequestsToTheObservation() {
 		IdempotencyStoreException failure = new IdempotencyStoreException("down");
 		this.metrics.onDecision(KEY, this.policy, new Decision.Mismatch());
 		this.metrics.onDecision(KEY, this.policy, new Decision.Unavailable(Duration.ofSeconds(1), failure));
 		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.STORED);
+		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.RELEASED);
 		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.FENCED);
 		assertThat(this.registry.getMeters()).extracting((meter) -> meter.getId().getName())
-			.containsOnly(IdempotencyMetrics.TIER_BREAKER_TRANSITIONS);
+			.containsOnly(IdempotencyMetrics.TIER_BREAKER_TRANSITIONS, IdempotencyMetrics.FENCING_REJECTIONS);
+		assertThat(this.registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
+			.tags("phase", "completion", "policy", "payments")
+			.counter()
+			.count()).isEqualTo(1);
+		assertThat(this.registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
+			.tags("phase", "heartbeat", "policy", "payments")
+			.counter()
+			.count()).isZero();
 	}
 
 	@Test
