@@ -28,7 +28,6 @@ import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.IdempotencyRequestListener;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
@@ -71,12 +70,12 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * <li>a configuration that fails start-up when the requested type could not be
  * configured, saying what it needs.
  * </ol>
- * Every {@link IdempotencyListener} bean is told about the engine's events, and every
- * {@link IdempotencyRequestListener} bean about the requests the filter rejects before
- * they reach the engine (both in {@code @Order}). With a unique
- * {@code ObservationRegistry} bean the filter observes each request to an idempotent
- * endpoint, with a unique {@code IdempotencyObservationConvention} bean as its
- * convention.
+ * Every {@link IdempotencyListener} bean is told about the engine's events (in
+ * {@code @Order}). With a unique {@code ObservationRegistry} bean the filter observes
+ * each request to an idempotent endpoint, with a unique
+ * {@code IdempotencyObservationConvention} bean as its convention; that observation is
+ * also the source of the request metrics (see
+ * {@link IdempotencyMetricsAutoConfiguration}).
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -108,11 +107,8 @@ public final class IdempotencyAutoConfiguration {
 		}
 		IdempotencyEngine engine = new IdempotencyEngine(engineStore);
 		List<IdempotencyListener> all = listeners.orderedStream().toList();
-		if (all.size() == 1) {
-			engine.setListener(all.get(0));
-		}
-		else if (!all.isEmpty()) {
-			engine.setListener(new CompositeIdempotencyListener(all));
+		if (!all.isEmpty()) {
+			engine.setListener(CompositeListener.of(IdempotencyListener.class, all));
 		}
 		return engine;
 	}
@@ -154,7 +150,6 @@ public final class IdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
 				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
-				ObjectProvider<IdempotencyRequestListener> listeners,
 				ObjectProvider<ObservationRegistry> observationRegistry,
 				ObjectProvider<IdempotencyObservationConvention> observationConvention) {
 			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
@@ -169,13 +164,6 @@ public final class IdempotencyAutoConfiguration {
 			filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
 			observationRegistry.ifUnique(filter::setObservationRegistry);
 			observationConvention.ifUnique(filter::setObservationConvention);
-			List<IdempotencyRequestListener> all = listeners.orderedStream().toList();
-			if (all.size() == 1) {
-				filter.setListener(all.get(0));
-			}
-			else if (!all.isEmpty()) {
-				filter.setListener((rejection, policy) -> all.forEach((each) -> each.onRejected(rejection, policy)));
-			}
 			return filter;
 		}
 

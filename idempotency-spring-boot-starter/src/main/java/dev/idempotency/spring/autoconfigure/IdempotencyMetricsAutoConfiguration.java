@@ -16,13 +16,14 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.util.List;
+
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
+import dev.idempotency.spring.metrics.IdempotencyRequestCounter;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
-import dev.idempotency.spring.store.tiered.CircuitBreakerState;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredStoreListener;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -33,17 +34,26 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * Auto-configuration of the Micrometer metrics of idempotent requests, when a
+ * Auto-configuration of the Micrometer meters that no observation provides, when a
  * {@link MeterRegistry} bean exists:
  * <ul>
- * <li>an {@link IdempotencyMetrics} bean, told about the engine's decisions and
- * completions and about the requests the filter rejects (as a listener bean, it joins any
- * listener beans of the application's own);
+ * <li>an {@link IdempotencyRequestCounter} bean, an observation handler that counts each
+ * request's {@code idempotency.request} observation by outcome;
+ * <li>an {@link IdempotencyMetrics} bean, told when a write is refused because the key
+ * was taken over (as a listener bean, it joins any listener beans of the application's
+ * own);
  * <li>the auto-configured engine's store wrapped in a {@link MeteredIdempotencyStore}
  * (the store bean itself is left as it is);
  * <li>each {@link TieredIdempotencyStore} bean's listener extended (not replaced) with
  * the metrics, and its circuit breaker state exposed as a gauge.
  * </ul>
+ * Requests are measured once, by the filter's {@code idempotency.request} observation:
+ * Spring Boot's metrics auto-configuration registers Micrometer's
+ * {@code DefaultMeterObservationHandler}, which turns it into the
+ * {@code idempotency.request} timer and the {@code idempotency.request.active} long task
+ * timer, tagged with the observation's low-cardinality keys, and Spring Boot's
+ * observation auto-configuration registers the {@link IdempotencyRequestCounter} bean
+ * with the observation registry.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -60,6 +70,12 @@ public final class IdempotencyMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyMetrics idempotencyMetrics(MeterRegistry registry) {
 		return new IdempotencyMetrics(registry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyRequestCounter idempotencyRequestCounter(MeterRegistry registry) {
+		return new IdempotencyRequestCounter(registry);
 	}
 
 	@Bean
@@ -81,39 +97,11 @@ public final class IdempotencyMetricsAutoConfiguration {
 					store.setListener(listener);
 				}
 				else if (current != listener) {
-					store.setListener(new CompositeTieredStoreListener(current, listener));
+					store.setListener(CompositeListener.of(TieredStoreListener.class, List.of(current, listener)));
 				}
 				listener.bindTo(store);
 			});
 		};
-	}
-
-	/**
-	 * Tells two listeners, in order.
-	 */
-	private static final class CompositeTieredStoreListener implements TieredStoreListener {
-
-		private final TieredStoreListener first;
-
-		private final TieredStoreListener second;
-
-		CompositeTieredStoreListener(TieredStoreListener first, TieredStoreListener second) {
-			this.first = first;
-			this.second = second;
-		}
-
-		@Override
-		public void onFallback(String operation, @Nullable Exception exception) {
-			this.first.onFallback(operation, exception);
-			this.second.onFallback(operation, exception);
-		}
-
-		@Override
-		public void onBreakerStateChange(CircuitBreakerState from, CircuitBreakerState to) {
-			this.first.onBreakerStateChange(from, to);
-			this.second.onBreakerStateChange(from, to);
-		}
-
 	}
 
 }

@@ -15,7 +15,10 @@
  */
 
 /**
- * Micrometer metrics of idempotent requests, store operations and the tiered store.
+ * Micrometer meters: the request counter, fed by the filter's observation (see
+ * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}),
+ * and the meters that no observation provides: store operation timers, fencing rejections
+ * and the tiered store's fallbacks and circuit breaker.
  */
 @NullMarked
 package dev.idempotency.spring.metrics;

@@ -64,8 +64,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * <p>
  * <b>Observations.</b> With an {@link #setObservationRegistry(ObservationRegistry)
  * observation registry}, each request that carries (or needs) a key is observed as
- * documented by {@link IdempotencyObservationDocumentation}; the default registry is
- * {@link ObservationRegistry#NOOP}, which costs nothing.
+ * documented by {@link IdempotencyObservationDocumentation}. The observation is the
+ * filter's only instrumentation: request metrics and spans both come from the handlers of
+ * the registry. The default registry is {@link ObservationRegistry#NOOP}, which costs
+ * nothing.
  * <p>
  * Thread-safe.
  *
@@ -139,8 +141,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
 
 	private ReplayWriter replays = new ReplayWriter(this.storedHeaders, this.expiresHeader, this.problems);
-
-	private IdempotencyRequestListener listener = IdempotencyRequestListener.NONE;
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
@@ -232,17 +232,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Set the listener told about requests that the filter rejects before they reach the
-	 * engine (missing or invalid key, body too large). Decisions of the engine go to the
-	 * engine's own {@link dev.idempotency.core.engine.IdempotencyListener}. Defaults to
-	 * {@link IdempotencyRequestListener#NONE}.
-	 * @param listener the listener, never {@code null}
-	 */
-	public void setListener(IdempotencyRequestListener listener) {
-		this.listener = Objects.requireNonNull(listener, "'listener' must not be null");
-	}
-
-	/**
 	 * Set the registry that observes requests to idempotent endpoints. Defaults to
 	 * {@link ObservationRegistry#NOOP}: no observation, at no cost.
 	 * @param observationRegistry the registry, never {@code null}
@@ -311,7 +300,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		RequestObservation observation = RequestObservation.start(this.observationRegistry, this.observationConvention,
 				request, policy);
 		try (Observation.Scope scope = observation.openScope()) {
-			String clientKey = readKey(keyValues, policy, request, response, observation);
+			String clientKey = readKey(keyValues, request, response, observation);
 			BufferedRequestWrapper buffered = (clientKey != null)
 					? buffer(clientKey, policy, request, response, observation) : null;
 			if (buffered != null) {
@@ -350,12 +339,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	// the client's key, or null once the request is answered with a problem
-	private @Nullable String readKey(@Nullable Enumeration<String> keyValues, EndpointPolicy policy,
-			HttpServletRequest request, HttpServletResponse response, RequestObservation observation)
-			throws IOException {
+	private @Nullable String readKey(@Nullable Enumeration<String> keyValues, HttpServletRequest request,
+			HttpServletResponse response, RequestObservation observation) throws IOException {
 		if (isAbsent(keyValues)) {
 			observation.outcome(IdempotencyOutcome.MISSING_KEY);
-			this.listener.onRejected(IdempotencyRequestListener.Rejection.MISSING_KEY, policy.name());
 			this.problems.keyMissing(request, response);
 			return null;
 		}
@@ -363,7 +350,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		String clientKey = keyValues.hasMoreElements() ? null : KeyHeaderParser.parse(value);
 		if (clientKey == null) {
 			observation.outcome(IdempotencyOutcome.INVALID_KEY);
-			this.listener.onRejected(IdempotencyRequestListener.Rejection.INVALID_KEY, policy.name());
 			this.problems.keyInvalid(request, response);
 		}
 		return clientKey;
@@ -375,7 +361,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		BufferedRequestWrapper buffered = BufferedRequestWrapper.read(request, policy.maxRequestBody());
 		if (buffered == null) {
 			observation.outcome(IdempotencyOutcome.TOO_LARGE);
-			this.listener.onRejected(IdempotencyRequestListener.Rejection.TOO_LARGE, policy.name());
 			this.problems.requestTooLarge(request, response, clientKey, policy.maxRequestBody());
 		}
 		return buffered;

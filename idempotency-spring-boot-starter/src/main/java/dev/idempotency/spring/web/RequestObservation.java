@@ -32,6 +32,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The observation of one request to an idempotent endpoint, if any: {@link #NONE} when
  * observations are off, so that the filter calls it the same way either way at no cost.
+ * It is the filter's only instrumentation: the registry's handlers make request metrics
+ * (a meter observation handler) and spans (a tracing handler) of it.
  *
  * @author Idempotency contributors
  */
@@ -47,7 +49,8 @@ class RequestObservation {
 	 * @param convention the convention, or {@code null} for the default one
 	 * @param request the request
 	 * @param policy the policy of its endpoint
-	 * @return the started observation, or {@link #NONE}
+	 * @return the started observation, or {@link #NONE} when there is no registry or a
+	 * predicate of the registry switched the observation off
 	 */
 	static RequestObservation start(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
 			HttpServletRequest request, EndpointPolicy policy) {
@@ -55,10 +58,12 @@ class RequestObservation {
 			return NONE;
 		}
 		IdempotencyObservationContext context = new IdempotencyObservationContext(request, policy.name());
-		Observation observation = IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST
-			.observation(convention, DEFAULT_CONVENTION, () -> context, registry)
-			.start();
-		return new Started(observation, context);
+		Observation observation = IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST.observation(convention,
+				DEFAULT_CONVENTION, () -> context, registry);
+		if (observation.isNoop()) {
+			return NONE;
+		}
+		return new Started(observation.start(), context);
 	}
 
 	Observation.Scope openScope() {

@@ -16,10 +16,12 @@
 
 package dev.idempotency.spring.actuate;
 
+import java.time.Duration;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.spring.metrics.IdempotencyMetrics;
 import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -32,6 +34,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The {@code idempotency} health indicator over HTTP during a PostgreSQL outage under the
@@ -55,10 +58,11 @@ class IdempotencyHealthDownIT extends AbstractOpsIT {
 		assertThat(health.get("status").asString()).isEqualTo("DOWN");
 		assertThat(health.at("/details/store").asString()).isEqualTo("tiered");
 		assertThat(post("/ops/pay", newKey(), "a").statusCode()).isEqualTo(503);
-		assertThat(this.registry.get(IdempotencyMetrics.REQUESTS)
-			.tags("outcome", "store_unavailable", "policy", "metered")
-			.counter()
-			.count()).isEqualTo(1);
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(this.registry.get(DefaultIdempotencyObservationConvention.DEFAULT_NAME)
+				.tags("outcome", "store_unavailable", "policy", "metered")
+				.timer()
+				.count()).isEqualTo(1));
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

@@ -17,31 +17,41 @@
 package dev.idempotency.spring.actuate;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
+import dev.idempotency.spring.metrics.IdempotencyRequestCounter;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
+import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Timer;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.annotation.Import;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The metrics of a scripted mix of requests, counted exactly, over the tiered store on
- * real Redis and PostgreSQL.
+ * real Redis and PostgreSQL: requests through the {@code idempotency.request} timer that
+ * Spring Boot's meter observation handler makes of the filter's observation, store
+ * operations through their own timer.
  *
  * @author Idempotency contributors
  */
 @Import(AbstractOpsIT.RealServers.class)
 class IdempotencyMetricsIT extends AbstractOpsIT {
+
+	private static final String REQUEST = DefaultIdempotencyObservationConvention.DEFAULT_NAME;
 
 	@Autowired
 	MeterRegistry registry;
@@ -71,19 +81,39 @@ class IdempotencyMetricsIT extends AbstractOpsIT {
 		this.controller.gate.countDown();
 		assertThat(running.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
-		assertThat(requests("executed")).isEqualTo(2);
-		assertThat(requests("replayed")).isEqualTo(1);
-		assertThat(requests("mismatch")).isEqualTo(1);
-		assertThat(requests("in_progress")).isEqualTo(1);
-		assertThat(requests("missing_key")).isEqualTo(1);
-		assertThat(requests("invalid_key")).isEqualTo(1);
-		assertThat(requests("too_large")).isEqualTo(1);
-		assertThat(requests("store_unavailable")).isZero();
-		assertThat(requests("fail_open")).isZero();
-		assertThat(this.registry.get(IdempotencyMetrics.COMPLETIONS)
-			.tags("outcome", "stored", "policy", "metered")
+		// the observation of a request ends after its response is written: wait for the
+		// last
+		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(requests()).isEqualTo(8));
+		assertThat(requests("executed", "stored")).isEqualTo(2);
+		assertThat(requests("replayed", "none")).isEqualTo(1);
+		assertThat(requests("mismatch", "none")).isEqualTo(1);
+		assertThat(requests("in_progress", "none")).isEqualTo(1);
+		assertThat(requests("missing_key", "none")).isEqualTo(1);
+		assertThat(requests("invalid_key", "none")).isEqualTo(1);
+		assertThat(requests("too_large", "none")).isEqualTo(1);
+		assertThat(this.registry.find(REQUEST).tag("outcome", "store_unavailable").timers()).isEmpty();
+		assertThat(this.registry.find(REQUEST).tag("outcome", "fail_open").timers()).isEmpty();
+		assertThat(this.registry.find(REQUEST).tag("outcome", "executed").timers())
+			.allSatisfy((timer) -> assertThat(timer.getId().getTag("completion")).isEqualTo("stored"));
+		assertThat(this.registry.get(REQUEST).tags("outcome", "executed").timer().totalTime(TimeUnit.NANOSECONDS))
+			.isPositive();
+		assertThat(this.registry.get(REQUEST + ".active").longTaskTimer().activeTasks()).isZero();
+		// the counter by outcome, fed by the same observations (told after the timer)
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(this.registry.find(IdempotencyRequestCounter.REQUESTS)
+				.counters()
+				.stream()
+				.mapToDouble(Counter::count)
+				.sum()).isEqualTo(8));
+		assertThat(this.registry.get(IdempotencyRequestCounter.REQUESTS)
+			.tags("outcome", "executed", "policy", "metered")
 			.counter()
 			.count()).isEqualTo(2);
+		assertThat(this.registry.get(IdempotencyRequestCounter.REQUESTS)
+			.tags("outcome", "in_progress", "policy", "metered")
+			.counter()
+			.count()).isEqualTo(1);
+		assertThat(this.registry.find("idempotency.completions").meters()).isEmpty();
 		assertThat(this.registry.find(IdempotencyMetrics.FENCING_REJECTIONS).counters())
 			.allSatisfy((counter) -> assertThat(counter.count()).isZero());
 
@@ -114,11 +144,17 @@ class IdempotencyMetricsIT extends AbstractOpsIT {
 		}
 	}
 
-	private double requests(String outcome) {
-		return this.registry.get(IdempotencyMetrics.REQUESTS)
-			.tags("outcome", outcome, "policy", "metered")
-			.counter()
-			.count();
+	private long requests() {
+		return this.registry.find(REQUEST).timers().stream().mapToLong(Timer::count).sum();
+	}
+
+	private long requests(String outcome, String completion) {
+		return this.registry.get(REQUEST)
+			.tags("outcome", outcome, "policy", "metered", "completion", completion)
+			.timers()
+			.stream()
+			.mapToLong(Timer::count)
+			.sum();
 	}
 
 	private long storeOperations(String operation, String result) {

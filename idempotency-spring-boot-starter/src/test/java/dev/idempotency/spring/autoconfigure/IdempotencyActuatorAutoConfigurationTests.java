@@ -16,11 +16,15 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.engine.CompletionOutcome;
+import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.engine.IdempotencyPolicy;
@@ -46,6 +50,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Tests for {@link IdempotencyMetricsAutoConfiguration},
@@ -90,16 +95,28 @@ class IdempotencyActuatorAutoConfigurationTests {
 	@Test
 	void userListenerAndMetricsBothHearTheEngine() {
 		this.runner.withUserConfiguration(Registry.class, UserListener.class).run((context) -> {
-			IdempotencyPolicy policy = IdempotencyPolicy.builder().name("p").build();
-			context.getBean(IdempotencyEngine.class)
-				.begin(IdempotencyKey.global("k"), dev.idempotency.core.RequestFingerprint.of(new byte[32]), policy)
-				.toString();
-			assertThat(context.getBean(UserListener.class).decisions).hasSize(1);
-			assertThat(context.getBean(MeterRegistry.class)
-				.get(IdempotencyMetrics.REQUESTS)
-				.tags("outcome", "executed", "policy", "p")
-				.counter()
-				.count()).isEqualTo(1);
+			IdempotencyPolicy policy = IdempotencyPolicy.builder()
+				.name("p")
+				.lockTimeout(IdempotencyPolicy.MIN_LOCK_TIMEOUT)
+				.build();
+			IdempotencyKey key = IdempotencyKey.global("k");
+			Decision decision = context.getBean(IdempotencyEngine.class)
+				.begin(key, RequestFingerprint.of(new byte[32]), policy);
+			assertThat(decision).isInstanceOf(Decision.Execute.class);
+			// the key disappears under the running execution: its next heartbeat is
+			// refused
+			assertThat(context.getBean(IdempotencyStore.class).evict(key)).isTrue();
+			UserListener user = context.getBean(UserListener.class);
+			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+				assertThat(user.events).contains("ownership-lost");
+				assertThat(context.getBean(MeterRegistry.class)
+					.get(IdempotencyMetrics.FENCING_REJECTIONS)
+					.tags("phase", "heartbeat", "policy", "p")
+					.counter()
+					.count()).isEqualTo(1);
+			});
+			((Decision.Execute) decision).execution().close();
+			assertThat(user.events).containsExactly("decision:Execute", "ownership-lost", "completion:FENCED");
 		});
 	}
 
@@ -186,16 +203,21 @@ class IdempotencyActuatorAutoConfigurationTests {
 	@Configuration(proxyBeanMethods = false)
 	static class UserListener implements IdempotencyListener {
 
-		final List<Object> decisions = new ArrayList<>();
+		final List<String> events = new CopyOnWriteArrayList<>();
 
 		@Override
-		public void onDecision(IdempotencyKey key, IdempotencyPolicy policy,
-				dev.idempotency.core.engine.Decision decision) {
-			this.decisions.add(decision);
+		public void onDecision(IdempotencyKey key, IdempotencyPolicy policy, Decision decision) {
+			this.events.add("decision:" + decision.getClass().getSimpleName());
+		}
+
+		@Override
+		public void onOwnershipLost(IdempotencyKey key, IdempotencyPolicy policy) {
+			this.events.add("ownership-lost");
 		}
 
 		@Override
 		public void onCompletion(IdempotencyKey key, IdempotencyPolicy policy, CompletionOutcome outcome) {
+			this.events.add("completion:" + outcome);
 		}
 
 	}

@@ -17,7 +17,6 @@
 package dev.idempotency.spring.metrics;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -31,7 +30,6 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.store.tiered.CircuitBreakerState;
-import dev.idempotency.spring.web.IdempotencyRequestListener.Rejection;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -54,43 +52,31 @@ class IdempotencyMetricsTests {
 	private final IdempotencyPolicy policy = IdempotencyPolicy.builder().name("payments").build();
 
 	@Test
-	void countsEachDecisionAndRejectionUnderItsOutcome() {
-		IdempotencyStoreException failure = new IdempotencyStoreException("down");
-		this.metrics.onDecision(KEY, this.policy,
-				new Decision.Replay(StoredResponse.withoutBody(200, List.of()), Instant.now()));
-		this.metrics.onDecision(KEY, this.policy, new Decision.InProgress(Duration.ofSeconds(1)));
-		this.metrics.onDecision(KEY, this.policy, new Decision.Mismatch());
-		this.metrics.onDecision(KEY, this.policy, new Decision.Unavailable(Duration.ofSeconds(1), failure));
-		this.metrics.onDecision(KEY, this.policy, new Decision.Unprotected(failure));
-		this.metrics.onDecision(KEY, this.policy, new Decision.Unprotected(failure));
-		this.metrics.onRejected(Rejection.MISSING_KEY, "payments");
-		this.metrics.onRejected(Rejection.INVALID_KEY, "payments");
-		this.metrics.onRejected(Rejection.TOO_LARGE, "payments");
-		this.metrics.onRejected(Rejection.TOO_LARGE, "other");
-		assertThat(requests("replayed", "payments")).isEqualTo(1);
-		assertThat(requests("in_progress", "payments")).isEqualTo(1);
-		assertThat(requests("mismatch", "payments")).isEqualTo(1);
-		assertThat(requests("store_unavailable", "payments")).isEqualTo(1);
-		assertThat(requests("fail_open", "payments")).isEqualTo(2);
-		assertThat(requests("missing_key", "payments")).isEqualTo(1);
-		assertThat(requests("invalid_key", "payments")).isEqualTo(1);
-		assertThat(requests("too_large", "payments")).isEqualTo(1);
-		assertThat(requests("too_large", "other")).isEqualTo(1);
-		assertThat(requests("executed", "payments")).isZero();
-		assertThat(this.registry.find(IdempotencyMetrics.REQUESTS).tagKeys("outcome", "policy").counters()).hasSize(18);
+	void countsHeartbeatFencingByPolicy() {
+		IdempotencyPolicy other = IdempotencyPolicy.builder().name("other").build();
+		this.metrics.onOwnershipLost(KEY, this.policy);
+		this.metrics.onOwnershipLost(KEY, this.policy);
+		this.metrics.onOwnershipLost(KEY, other);
+		assertThat(this.registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
+			.tags("phase", "heartbeat", "policy", "payments")
+			.counter()
+			.count()).isEqualTo(2);
+		assertThat(this.registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
+			.tags("phase", "heartbeat", "policy", "other")
+			.counter()
+			.count()).isEqualTo(1);
 	}
 
 	@Test
-	void countsCompletionsAndFencingRejections() {
+	void countsRefusedCompletionsAsFencingAndLeavesRequestsToTheObservation() {
+		IdempotencyStoreException failure = new IdempotencyStoreException("down");
+		this.metrics.onDecision(KEY, this.policy, new Decision.Mismatch());
+		this.metrics.onDecision(KEY, this.policy, new Decision.Unavailable(Duration.ofSeconds(1), failure));
 		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.STORED);
-		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.FENCED);
 		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.RELEASED);
-		this.metrics.onOwnershipLost(KEY, this.policy);
-		this.metrics.onOwnershipLost(KEY, this.policy);
-		assertThat(this.registry.get(IdempotencyMetrics.COMPLETIONS).tag("outcome", "fenced").counter().count())
-			.isEqualTo(1);
-		assertThat(this.registry.get(IdempotencyMetrics.COMPLETIONS).tag("outcome", "failed").counter().count())
-			.isZero();
+		this.metrics.onCompletion(KEY, this.policy, CompletionOutcome.FENCED);
+		assertThat(this.registry.getMeters()).extracting((meter) -> meter.getId().getName())
+			.containsOnly(IdempotencyMetrics.TIER_BREAKER_TRANSITIONS, IdempotencyMetrics.FENCING_REJECTIONS);
 		assertThat(this.registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
 			.tags("phase", "completion", "policy", "payments")
 			.counter()
@@ -98,7 +84,7 @@ class IdempotencyMetricsTests {
 		assertThat(this.registry.get(IdempotencyMetrics.FENCING_REJECTIONS)
 			.tags("phase", "heartbeat", "policy", "payments")
 			.counter()
-			.count()).isEqualTo(2);
+			.count()).isZero();
 	}
 
 	@Test
@@ -173,13 +159,6 @@ class IdempotencyMetricsTests {
 	@Test
 	void storeNamesOfTheProjectsStores() {
 		assertThat(MeteredIdempotencyStore.storeName(new InMemoryIdempotencyStore())).isEqualTo("memory");
-	}
-
-	private double requests(String outcome, String policy) {
-		return this.registry.get(IdempotencyMetrics.REQUESTS)
-			.tags("outcome", outcome, "policy", policy)
-			.counter()
-			.count();
 	}
 
 	private long timer(String operation, String result) {

@@ -297,6 +297,21 @@ class IdempotencyFilterObservationTests {
 		assertThat(this.registry).doesNotHaveAnyObservation();
 	}
 
+	@Test
+	void observationSwitchedOffByAPredicateIsTheNoOpOneAndTheRequestStillRuns() throws Exception {
+		this.registry.observationConfig().observationPredicate((name, context) -> !name.equals(NAME));
+		EndpointPolicy policy = policy(IdempotencyPolicy.defaults());
+		assertThat(RequestObservation.start(this.registry, null, request("/idempotent", KEY), policy))
+			.isSameAs(RequestObservation.NONE);
+		assertThat(
+				RequestObservation.start(TestObservationRegistry.create(), null, request("/idempotent", KEY), policy))
+			.isNotSameAs(RequestObservation.NONE);
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		this.filter.doFilter(request("/idempotent", KEY), response, chain(201, "created"));
+		assertThat(response.getContentAsString()).isEqualTo("created");
+		assertThat(this.registry).doesNotHaveAnyObservation();
+	}
+
 	private void assertSingleObservation(String outcome, String policy, String replayed, String completion) {
 		assertThat(this.registry).hasSingleObservationThat()
 			.hasNameEqualTo(NAME)

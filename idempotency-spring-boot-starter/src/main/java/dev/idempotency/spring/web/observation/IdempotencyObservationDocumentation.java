@@ -32,6 +32,12 @@ import io.micrometer.observation.docs.ObservationDocumentation;
  * current observation (the HTTP server observation, when Spring's
  * {@code ServerHttpObservationFilter} runs before the filter), and it is current while
  * the handler runs, so the handler's own observations are its children.
+ * <p>
+ * It is the one instrumentation of requests: with a meter observation handler (Spring
+ * Boot registers Micrometer's {@code DefaultMeterObservationHandler} with its metrics) it
+ * becomes the {@code idempotency.request} timer, tagged with the low-cardinality keys
+ * below and the handler's {@code error}, and the {@code idempotency.request.active} long
+ * task timer of the requests in flight; with a tracing bridge it becomes a span.
  *
  * @author Idempotency contributors
  * @since 0.1.0

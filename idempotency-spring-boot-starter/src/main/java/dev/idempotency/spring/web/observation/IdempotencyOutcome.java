@@ -20,9 +20,10 @@ import java.util.Locale;
 
 /**
  * How the idempotency filter answered a request to an idempotent endpoint. The
- * {@link #value() values} are those of the {@code outcome} tag of the
- * {@code idempotency.requests} counter and of the {@code outcome} key of the
- * {@code idempotency.request} observation.
+ * {@link #value() values} are those of the {@code outcome} key of the
+ * {@code idempotency.request} observation, and so of the {@code outcome} tag of the
+ * {@code idempotency.request} timer that Micrometer's meter observation handler derives
+ * from it.
  *
  * @author Idempotency contributors
  * @since 0.1.0

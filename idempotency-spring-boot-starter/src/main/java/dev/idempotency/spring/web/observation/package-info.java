@@ -16,7 +16,8 @@
 
 /**
  * Micrometer Observation support for the idempotency filter: one observation per request
- * to an idempotent endpoint, with its outcome as a low-cardinality key. See
+ * to an idempotent endpoint, with its outcome as a low-cardinality key, the source of
+ * both the request metrics and the spans. See
  * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}.
  */
 @NullMarked
