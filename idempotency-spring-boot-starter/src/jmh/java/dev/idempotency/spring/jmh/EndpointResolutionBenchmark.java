@@ -78,15 +78,15 @@ import org.springframework.web.util.ServletRequestPathUtils;
  * {@link RequestMappingHandlerMapping#getHandler}, the handler lookup that the
  * {@code DispatcherServlet} makes for every request.
  * <li>{@code dispatcherToPreHandle}: {@link DispatcherServlet#service} up to a handler
- * interceptor that answers at {@code preHandle} without writing: what a replay decided
- * by a handler interceptor would pay before it could answer, which a replay answered by
- * the filter does not.
+ * interceptor that answers at {@code preHandle} without writing: what a replay decided by
+ * a handler interceptor would pay before it could answer, which a replay answered by the
+ * filter does not.
  * <li>{@code handlerCheck}: {@link EndpointResolutionInterceptor#preHandle} with the
  * handler Spring MVC chose and the filter's decision in the request, the run-time check
  * every request to a handler pays.
  * </ul>
- * The application has one resource per five mappings, {@code /api/r<i>}: {@code GET}
- * the collection, {@code GET /{id}}, {@code POST} the collection, {@code PUT /{id}} and
+ * The application has one resource per five mappings, {@code /api/r<i>}: {@code GET} the
+ * collection, {@code GET /{id}}, {@code POST} the collection, {@code PUT /{id}} and
  * {@code POST /{id}/cancel}; the two {@code POST}s of every tenth resource are
  * {@code @Idempotent}, so 2 of 20 or 8 of 200 mappings. The mappings are registered
  * through {@link RequestMappingHandlerMapping#registerMapping} on a controller bean
@@ -150,9 +150,8 @@ public class EndpointResolutionBenchmark {
 		for (int i = 0; i < resources; i++) {
 			registerResource(i);
 		}
-		EndpointPolicies policies = new EndpointPolicies(
-				List.of(new EndpointPolicy(IdempotencyPolicy.defaults(), new Sha256RequestFingerprinter(), List.of(),
-						1024, 1024, Duration.ofMinutes(1), Duration.ofDays(1))));
+		EndpointPolicies policies = new EndpointPolicies(List.of(new EndpointPolicy(IdempotencyPolicy.defaults(),
+				new Sha256RequestFingerprinter(), List.of(), 1024, 1024, Duration.ofMinutes(1), Duration.ofDays(1))));
 		this.resolver = new HandlerMappingEndpointResolver(policies, List.of());
 		this.resolver.initialize(this.context.getBeansOfType(RequestMappingInfoHandlerMapping.class).values());
 		this.check = new EndpointResolutionInterceptor(this.resolver);
