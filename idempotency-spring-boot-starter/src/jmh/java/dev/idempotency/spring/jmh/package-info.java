@@ -15,8 +15,9 @@
  */
 
 /**
- * Benchmark programs of the starter's stores on real servers. Built only with the
- * {@code benchmarks} Maven profile; see {@code docs/benchmarks.md}.
+ * Benchmark programs of the starter: its stores on real servers, and JMH benchmarks of
+ * its request path. Built only with the {@code benchmarks} Maven profile; see
+ * {@code docs/benchmarks.md}.
  */
 @NullMarked
 package dev.idempotency.spring.jmh;

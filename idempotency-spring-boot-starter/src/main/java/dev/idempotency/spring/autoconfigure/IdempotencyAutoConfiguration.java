@@ -50,12 +50,15 @@ import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
 /**
  * Auto-configuration of idempotent Spring MVC endpoints: the {@link IdempotencyEngine}
  * over an {@link IdempotencyStore}, the policies from {@link IdempotencyProperties}, and
- * the {@link IdempotencyFilter} with its registration.
+ * the {@link IdempotencyFilter} with its registration, and an
+ * {@code EndpointResolutionInterceptor} that checks the filter's decisions against the
+ * handlers Spring MVC chooses ({@code idempotency.filter.check-handler}).
  * <p>
  * The store is chosen by the configurations imported below, in this order of precedence,
  * each only if no {@link IdempotencyStore} bean exists yet (so a user's own store bean
@@ -176,6 +179,14 @@ public final class IdempotencyAutoConfiguration {
 			registration
 				.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR));
 			return registration;
+		}
+
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyEndpointResolutionCheck")
+		@ConditionalOnBooleanProperty(name = "idempotency.filter.check-handler", matchIfMissing = true)
+		WebMvcConfigurer idempotencyEndpointResolutionCheck(IdempotentEndpointResolver endpointResolver,
+				IdempotencyProperties properties) {
+			return new EndpointResolutionCheckConfigurer(endpointResolver, properties);
 		}
 
 		@Bean

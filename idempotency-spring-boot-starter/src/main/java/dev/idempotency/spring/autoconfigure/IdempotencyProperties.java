@@ -380,12 +380,27 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		 */
 		private int order = IdempotencyFilter.DEFAULT_ORDER;
 
+		/**
+		 * Whether to check, before each handler runs, that the filter treated the request
+		 * as the handler Spring MVC chose requires: an @Idempotent handler the filter did
+		 * not protect is refused with a 500 problem instead of running unprotected.
+		 */
+		private boolean checkHandler = true;
+
 		public int getOrder() {
 			return this.order;
 		}
 
 		public void setOrder(int order) {
 			this.order = order;
+		}
+
+		public boolean isCheckHandler() {
+			return this.checkHandler;
+		}
+
+		public void setCheckHandler(boolean checkHandler) {
+			this.checkHandler = checkHandler;
 		}
 
 	}

@@ -43,11 +43,15 @@ import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
 import org.springframework.http.server.RequestPath;
+import org.springframework.web.accept.ApiVersionHolder;
+import org.springframework.web.accept.ApiVersionStrategy;
+import org.springframework.web.accept.NotAcceptableApiVersionException;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
@@ -72,6 +76,12 @@ import org.springframework.web.util.UrlPathHelper;
  * (so that a case-insensitive {@code PathPatternParser} is followed, as Spring MVC's
  * fallback from its exact-path lookup does), mappings with patterns are checked one by
  * one. This reproduces Spring MVC's choice without a second full handler lookup.
+ * <p>
+ * <b>API versions.</b> With API versioning configured, the request's version is resolved
+ * by the handler mapping's {@code ApiVersionStrategy} before matching, as Spring MVC
+ * does, and a match is dropped where Spring MVC refuses the request instead of running
+ * the handler: a version that is missing, unsupported or malformed, or a fixed mapping
+ * version other than the request's.
  * <p>
  * <b>Shadowing.</b> An idempotent pattern such as {@code /orders/{id}} may also match a
  * path that Spring MVC routes to a more specific, non-idempotent mapping such as
@@ -315,6 +325,7 @@ public final class HandlerMappingEndpointResolver
 		}
 		Object previousPath = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
 		Object previousLookupPath = request.getAttribute(UrlPathHelper.PATH_ATTRIBUTE);
+		Object previousVersion = request.getAttribute(HandlerMapping.API_VERSION_ATTRIBUTE);
 		try {
 			RequestPath path = ServletRequestPathUtils.parseAndCache(request);
 			if (current.legacyPathHelper != null) {
@@ -325,12 +336,19 @@ public final class HandlerMappingEndpointResolver
 		finally {
 			// leave the request as it was: the dispatcher parses it again for itself
 			ServletRequestPathUtils.setParsedRequestPath((RequestPath) previousPath, request);
-			if (previousLookupPath != null) {
-				request.setAttribute(UrlPathHelper.PATH_ATTRIBUTE, previousLookupPath);
+			restore(request, UrlPathHelper.PATH_ATTRIBUTE, previousLookupPath);
+			if (current.versioned) {
+				restore(request, HandlerMapping.API_VERSION_ATTRIBUTE, previousVersion);
 			}
-			else {
-				request.removeAttribute(UrlPathHelper.PATH_ATTRIBUTE);
-			}
+		}
+	}
+
+	private static void restore(HttpServletRequest request, String name, @Nullable Object value) {
+		if (value != null) {
+			request.setAttribute(name, value);
+		}
+		else {
+			request.removeAttribute(name);
 		}
 	}
 
@@ -379,6 +397,74 @@ public final class HandlerMappingEndpointResolver
 	}
 
 	/**
+	 * The API version of one request, as each handler mapping resolves it: a mapping's
+	 * version condition reads it from a request attribute that the handler mapping sets
+	 * before it matches ({@code AbstractHandlerMapping#getHandler}), so the resolver sets
+	 * it too, for the handler mapping whose mappings it matches. Handler mappings usually
+	 * share one strategy, whose version is then resolved once.
+	 */
+	private static final class ApiVersions {
+
+		private final HttpServletRequest request;
+
+		private boolean resolved;
+
+		private @Nullable ApiVersionStrategy strategy;
+
+		private ApiVersionHolder version = ApiVersionHolder.EMPTY;
+
+		ApiVersions(HttpServletRequest request) {
+			this.request = request;
+		}
+
+		void useVersionOf(RequestMappingInfoHandlerMapping handlerMapping) {
+			ApiVersionStrategy current = handlerMapping.getApiVersionStrategy();
+			if (this.resolved && current == this.strategy) {
+				return;
+			}
+			ApiVersionHolder version = ApiVersionHolder.EMPTY;
+			if (current != null) {
+				try {
+					version = ApiVersionHolder.fromVersion(current.resolveParseAndValidateVersion(this.request));
+				}
+				catch (RuntimeException ex) {
+					// missing, unsupported or malformed: Spring MVC keeps the error the
+					// same way
+					version = ApiVersionHolder.fromError(ex);
+				}
+			}
+			this.request.setAttribute(HandlerMapping.API_VERSION_ATTRIBUTE, version);
+			this.strategy = current;
+			this.version = version;
+			this.resolved = true;
+		}
+
+		/**
+		 * Whether Spring MVC keeps the best match of a handler mapping as it is: it
+		 * refuses a request whose version could not be resolved once it found a handler,
+		 * and a fixed version (not a baseline such as {@code 1.2+}) other than the
+		 * request's.
+		 * @param handlerMapping the handler mapping of the match
+		 * @param matched the matching condition of the match
+		 * @return whether the handler runs
+		 */
+		boolean accepts(RequestMappingInfoHandlerMapping handlerMapping, RequestMappingInfo matched) {
+			useVersionOf(handlerMapping);
+			if (this.version.hasError()) {
+				return false;
+			}
+			try {
+				matched.getVersionCondition().handleMatch(this.request);
+				return true;
+			}
+			catch (NotAcceptableApiVersionException ex) {
+				return false;
+			}
+		}
+
+	}
+
+	/**
 	 * The idempotent mappings, indexed for matching.
 	 */
 	private static final class Index {
@@ -398,6 +484,8 @@ public final class HandlerMappingEndpointResolver
 		private final @Nullable UrlPathHelper legacyPathHelper;
 
 		private final Map<HandlerKey, IdempotentEndpoint> byHandler;
+
+		private final boolean versioned;
 
 		Index(List<Mapping> idempotent, List<EndpointRule> rules, @Nullable UrlPathHelper legacyPathHelper,
 				Map<HandlerKey, IdempotentEndpoint> byHandler) {
@@ -437,6 +525,9 @@ public final class HandlerMappingEndpointResolver
 			this.rules = rules;
 			this.legacyPathHelper = legacyPathHelper;
 			this.byHandler = Map.copyOf(byHandler);
+			this.versioned = idempotent.stream()
+				.anyMatch((mapping) -> mapping.owner.getApiVersionStrategy() != null
+						|| mapping.shadows.stream().anyMatch((shadow) -> shadow.owner.getApiVersionStrategy() != null));
 		}
 
 		/**
@@ -474,9 +565,11 @@ public final class HandlerMappingEndpointResolver
 			// an encoded path may still match a literal pattern once decoded
 			List<Mapping> direct = (lookupPath.indexOf('%') >= 0) ? this.withDirectPaths
 					: this.byDirectPath.getOrDefault(foldCase(lookupPath), List.of());
-			Match best = best(direct, request, null);
-			best = best(this.withPatterns, request, best);
-			if (best != null && !isShadowed(best, request)) {
+			ApiVersions versions = this.versioned ? new ApiVersions(request) : null;
+			Match best = best(direct, request, null, versions);
+			best = best(this.withPatterns, request, best, versions);
+			if (best != null && !isShadowed(best, request, versions)
+					&& (versions == null || versions.accepts(best.mapping().owner, best.matched()))) {
 				return best.mapping().endpoint;
 			}
 			for (EndpointRule rule : this.rules) {
@@ -488,15 +581,24 @@ public final class HandlerMappingEndpointResolver
 			return null;
 		}
 
-		private static @Nullable Match best(List<Mapping> mappings, HttpServletRequest request, @Nullable Match best) {
+		private static @Nullable Match best(List<Mapping> mappings, HttpServletRequest request, @Nullable Match best,
+				@Nullable ApiVersions versions) {
 			Match result = best;
 			for (Mapping mapping : mappings) {
-				RequestMappingInfo matched = mapping.info.getMatchingCondition(request);
+				RequestMappingInfo matched = matchingCondition(mapping, request, versions);
 				if (matched != null && (result == null || isPreferred(mapping, matched, result, request))) {
 					result = new Match(mapping, matched);
 				}
 			}
 			return result;
+		}
+
+		private static @Nullable RequestMappingInfo matchingCondition(Mapping mapping, HttpServletRequest request,
+				@Nullable ApiVersions versions) {
+			if (versions != null) {
+				versions.useVersionOf(mapping.owner);
+			}
+			return mapping.info.getMatchingCondition(request);
 		}
 
 		private static boolean isPreferred(Mapping mapping, RequestMappingInfo matched, Match other,
@@ -507,9 +609,9 @@ public final class HandlerMappingEndpointResolver
 			return mapping.rank < other.mapping().rank;
 		}
 
-		private static boolean isShadowed(Match match, HttpServletRequest request) {
+		private static boolean isShadowed(Match match, HttpServletRequest request, @Nullable ApiVersions versions) {
 			for (Mapping shadow : match.mapping().shadows) {
-				RequestMappingInfo matched = shadow.info.getMatchingCondition(request);
+				RequestMappingInfo matched = matchingCondition(shadow, request, versions);
 				if (matched != null && isPreferred(shadow, matched, match, request)) {
 					return true;
 				}

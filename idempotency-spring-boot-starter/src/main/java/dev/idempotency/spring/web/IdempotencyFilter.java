@@ -111,6 +111,20 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	public static final String KEY_ATTRIBUTE = "dev.idempotency.spring.web.IdempotencyFilter.KEY";
 
 	/**
+	 * Name of the request attribute in which the filter leaves, on a {@code REQUEST}
+	 * dispatch, what its resolver decided: the {@link IdempotentEndpoint}, or
+	 * {@link #NO_ENDPOINT}. {@link EndpointResolutionInterceptor} compares it with the
+	 * handler Spring MVC chose.
+	 */
+	static final String ENDPOINT_ATTRIBUTE = IdempotencyFilter.class.getName() + ".ENDPOINT";
+
+	/**
+	 * Value of {@link #ENDPOINT_ATTRIBUTE} for a request that targets no idempotent
+	 * endpoint.
+	 */
+	static final String NO_ENDPOINT = "none";
+
+	/**
 	 * Response headers that are not stored nor replayed unless configured otherwise:
 	 * {@code Access-Control-*} (CORS headers answer one request's origin: a retry's own
 	 * CORS processing sets them) and headers that carry credentials or authentication
@@ -322,8 +336,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	private @Nullable IdempotentEndpoint resolveEndpoint(HttpServletRequest request) {
-		// later dispatches belong to the request that began them
-		return (request.getDispatcherType() == DispatcherType.REQUEST) ? this.endpointResolver.resolve(request) : null;
+		if (request.getDispatcherType() != DispatcherType.REQUEST) {
+			// later dispatches belong to the request that began them
+			return null;
+		}
+		IdempotentEndpoint endpoint = this.endpointResolver.resolve(request);
+		request.setAttribute(ENDPOINT_ATTRIBUTE, (endpoint != null) ? endpoint : NO_ENDPOINT);
+		return endpoint;
 	}
 
 	private EndpointPolicy policyOf(IdempotentEndpoint endpoint) {

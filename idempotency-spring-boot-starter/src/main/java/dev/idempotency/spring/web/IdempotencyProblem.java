@@ -17,8 +17,9 @@
 package dev.idempotency.spring.web;
 
 /**
- * The RFC 9457 problems the {@link IdempotencyFilter} answers with. Each has a stable
- * {@link #slug() slug} that, appended to the configured problem type base (by default
+ * The RFC 9457 problems the {@link IdempotencyFilter} (and its
+ * {@link EndpointResolutionInterceptor}) answers with. Each has a stable {@link #slug()
+ * slug} that, appended to the configured problem type base (by default
  * {@value IdempotencyFilter#DEFAULT_PROBLEM_TYPE_BASE}), is the problem's {@code type}
  * URI.
  *
@@ -65,7 +66,15 @@ public enum IdempotencyProblem {
 	 * {@code max-response-body}, so only its status was kept (410). The original status
 	 * is in the {@code originalStatus} member. Retrying does not help.
 	 */
-	RESPONSE_NOT_REPLAYABLE("response-not-replayable", 410, "Response not replayable");
+	RESPONSE_NOT_REPLAYABLE("response-not-replayable", 410, "Response not replayable"),
+
+	/**
+	 * Spring MVC chose an {@link Idempotent @Idempotent} handler for a request that the
+	 * filter did not treat as idempotent, so the request was refused rather than run
+	 * without protection (500). A server-side fault: see
+	 * {@link EndpointResolutionInterceptor}.
+	 */
+	NOT_APPLIED("idempotency-not-applied", 500, "Idempotency not applied");
 
 	private final String slug;
 

@@ -88,6 +88,13 @@ final class ProblemResponses {
 				key, retryAfter, -1);
 	}
 
+	void notApplied(HttpServletRequest request, HttpServletResponse response) throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.NOT_APPLIED,
+				"This endpoint is idempotent, but the server did not recognise this request as one of its "
+						+ "requests, so it refused to process it rather than process it without protection.",
+				null, null, -1);
+	}
+
 	void responseUnreadable(HttpServletRequest request, HttpServletResponse response, String key) throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
 				"The request with this key completed, but its stored response cannot be read, "

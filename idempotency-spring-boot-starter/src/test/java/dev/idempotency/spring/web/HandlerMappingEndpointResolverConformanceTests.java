@@ -33,6 +33,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
@@ -51,6 +52,7 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.config.annotation.ApiVersionConfigurer;
 import org.springframework.web.servlet.config.annotation.PathMatchConfigurer;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
@@ -74,6 +76,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HandlerMappingEndpointResolverConformanceTests {
 
 	private static final List<String> METHODS = List.of("POST", "PUT", "PATCH", "DELETE", "GET", "HEAD", "OPTIONS");
+
+	private static final String VERSION_HEADER = "API-Version";
+
+	private static final String VERSION_PARAMETER = "v";
+
+	private static final String NO_VERSION = "";
 
 	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class, WebMvcAutoConfiguration.class,
@@ -107,6 +115,25 @@ class HandlerMappingEndpointResolverConformanceTests {
 		return Arguments.of(name, configuration);
 	}
 
+	static Stream<Arguments> versionings() {
+		return Stream.of(
+				versioning("version in a header, required",
+						(configurer) -> configurer.useRequestHeader(VERSION_HEADER)),
+				versioning("version in a header, with a default",
+						(configurer) -> configurer.useRequestHeader(VERSION_HEADER).setDefaultVersion("1.0")),
+				versioning("version in a query parameter, optional",
+						(configurer) -> configurer.useQueryParam(VERSION_PARAMETER).setVersionRequired(false)),
+				versioning("version in a header, only the declared versions supported",
+						(configurer) -> configurer.useRequestHeader(VERSION_HEADER)
+							.setVersionRequired(false)
+							.detectSupportedVersions(false)
+							.addSupportedVersions("1", "1.2", "2")));
+	}
+
+	private static Arguments versioning(String name, Consumer<ApiVersionConfigurer> configuration) {
+		return Arguments.of(name, configuration);
+	}
+
 	private static PathPatternParser parser(boolean caseSensitive) {
 		PathPatternParser parser = new PathPatternParser();
 		parser.setCaseSensitive(caseSensitive);
@@ -123,29 +150,48 @@ class HandlerMappingEndpointResolverConformanceTests {
 				routing.accept(configurer);
 			}
 
-		}).run((context) -> {
-			assertThat(context).hasNotFailed();
-			HandlerMappingEndpointResolver resolver = context.getBean(HandlerMappingEndpointResolver.class);
-			List<HandlerMapping> handlerMappings = new ArrayList<>(
-					context.getBeansOfType(HandlerMapping.class).values());
-			AnnotationAwareOrderComparator.sort(handlerMappings);
-			List<String> mismatches = new ArrayList<>();
-			int requests = 0;
-			int idempotent = 0;
-			for (GeneratedRequest request : requests(context)) {
-				IdempotentEndpoint chosen = endpointOfChosenHandler(handlerMappings, resolver, request.create());
-				IdempotentEndpoint resolved = resolver.resolve(request.create());
-				if (!Objects.equals(chosen, resolved)) {
-					mismatches.add(request + ": Spring MVC chose " + describe(chosen) + ", the resolver found "
-							+ describe(resolved));
+		}).run((context) -> assertConformance(name, context, requests(context, List.of(NO_VERSION))));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("versionings")
+	void resolverFindsTheEndpointOfEveryHandlerSpringChoosesForApiVersions(String name,
+			Consumer<ApiVersionConfigurer> versioning) {
+		this.runner.withUserConfiguration(VersionedController.class)
+			.withBean(WebMvcConfigurer.class, () -> new WebMvcConfigurer() {
+
+				@Override
+				public void configureApiVersioning(ApiVersionConfigurer configurer) {
+					versioning.accept(configurer);
 				}
-				requests++;
-				idempotent += (chosen != null) ? 1 : 0;
+
+			})
+			.run((context) -> assertConformance(name, context,
+					requests(context, List.of(NO_VERSION, "1", "1.0", "1.2", "1.5", "2", "3", "x"))));
+	}
+
+	private static void assertConformance(String name, AssertableWebApplicationContext context,
+			List<GeneratedRequest> generated) {
+		assertThat(context).hasNotFailed();
+		HandlerMappingEndpointResolver resolver = context.getBean(HandlerMappingEndpointResolver.class);
+		List<HandlerMapping> handlerMappings = new ArrayList<>(context.getBeansOfType(HandlerMapping.class).values());
+		AnnotationAwareOrderComparator.sort(handlerMappings);
+		List<String> mismatches = new ArrayList<>();
+		int requests = 0;
+		int idempotent = 0;
+		for (GeneratedRequest request : generated) {
+			IdempotentEndpoint chosen = endpointOfChosenHandler(handlerMappings, resolver, request.create());
+			IdempotentEndpoint resolved = resolver.resolve(request.create());
+			if (!Objects.equals(chosen, resolved)) {
+				mismatches.add(request + ": Spring MVC chose " + describe(chosen) + ", the resolver found "
+						+ describe(resolved));
 			}
-			assertThat(mismatches).as("%s: %d of %d requests", name, mismatches.size(), requests).isEmpty();
-			// the generated set reaches idempotent handlers, and other handlers too
-			assertThat(idempotent).as(name).isGreaterThan(100).isLessThan(requests / 2);
-		});
+			requests++;
+			idempotent += (chosen != null) ? 1 : 0;
+		}
+		assertThat(mismatches).as("%s: %d of %d requests", name, mismatches.size(), requests).isEmpty();
+		// the generated set reaches idempotent handlers, and other handlers too
+		assertThat(idempotent).as(name).isGreaterThan(100).isLessThan(requests / 2);
 	}
 
 	/**
@@ -177,7 +223,7 @@ class HandlerMappingEndpointResolverConformanceTests {
 				: "no idempotent handler";
 	}
 
-	private static List<GeneratedRequest> requests(ApplicationContext context) {
+	private static List<GeneratedRequest> requests(ApplicationContext context, List<String> versions) {
 		Set<String> paths = new TreeSet<>();
 		for (String base : basePaths(context)) {
 			paths.addAll(variants(base));
@@ -185,14 +231,21 @@ class HandlerMappingEndpointResolverConformanceTests {
 		List<GeneratedRequest> requests = new ArrayList<>();
 		for (String path : paths) {
 			for (String method : METHODS) {
-				for (boolean preview : List.of(false, true)) {
-					for (boolean json : List.of(false, true)) {
-						requests.add(new GeneratedRequest(method, path, preview, json));
-					}
-				}
+				addVariants(requests, method, path, versions);
 			}
 		}
 		return requests;
+	}
+
+	private static void addVariants(List<GeneratedRequest> requests, String method, String path,
+			List<String> versions) {
+		for (boolean preview : List.of(false, true)) {
+			for (boolean json : List.of(false, true)) {
+				for (String version : versions) {
+					requests.add(new GeneratedRequest(method, path, preview, json, version));
+				}
+			}
+		}
 	}
 
 	// every mapped pattern with its variables filled in, and paths nothing maps
@@ -244,12 +297,17 @@ class HandlerMappingEndpointResolverConformanceTests {
 	 * One generated request; {@link #create()} makes a fresh one, so that Spring MVC and
 	 * the resolver never see each other's request attributes.
 	 */
-	private record GeneratedRequest(String method, String path, boolean preview, boolean json) {
+	private record GeneratedRequest(String method, String path, boolean preview, boolean json, String version) {
 
 		MockHttpServletRequest create() {
 			MockHttpServletRequest request = new MockHttpServletRequest(this.method, this.path);
 			if (this.preview) {
 				request.setParameter("preview", "true");
+			}
+			if (!NO_VERSION.equals(this.version)) {
+				// each versioning reads one of the two
+				request.addHeader(VERSION_HEADER, this.version);
+				request.setParameter(VERSION_PARAMETER, this.version);
 			}
 			if (this.json) {
 				request.setContentType(MediaType.APPLICATION_JSON_VALUE);
@@ -259,7 +317,8 @@ class HandlerMappingEndpointResolverConformanceTests {
 
 		@Override
 		public String toString() {
-			return this.method + " " + this.path + (this.preview ? "?preview=true" : "") + (this.json ? " (JSON)" : "");
+			return this.method + " " + this.path + (this.preview ? "?preview=true" : "") + (this.json ? " (JSON)" : "")
+					+ (NO_VERSION.equals(this.version) ? "" : " (version " + this.version + ")");
 		}
 
 	}
@@ -366,6 +425,45 @@ class HandlerMappingEndpointResolverConformanceTests {
 		@RequestMapping("/notes")
 		String notes() {
 			return "notes";
+		}
+
+	}
+
+	@RestController
+	static class VersionedController {
+
+		@PostMapping(path = "/versioned", version = "1")
+		@Idempotent
+		String first() {
+			return "first";
+		}
+
+		@PostMapping(path = "/versioned", version = "1.2+")
+		String baseline() {
+			return "baseline";
+		}
+
+		@PostMapping(path = "/versioned", version = "2")
+		@Idempotent("json")
+		String second() {
+			return "second";
+		}
+
+		@PutMapping(path = "/versioned/{id}", version = "1.2+")
+		@Idempotent
+		String update() {
+			return "updated";
+		}
+
+		@PutMapping(path = "/versioned/export", version = "2")
+		String export() {
+			return "exported";
+		}
+
+		@PatchMapping("/versioned/any")
+		@Idempotent
+		String any() {
+			return "any";
 		}
 
 	}

@@ -32,6 +32,9 @@ import org.springframework.web.bind.annotation.PatchMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.config.annotation.ApiVersionConfigurer;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.util.ServletRequestPathUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -123,6 +126,44 @@ class HandlerMappingEndpointResolverTests {
 		});
 	}
 
+	@Test
+	void apiVersionsAreMatchedAsSpringMvcMatchesThem() {
+		this.runner.withUserConfiguration(QuoteController.class)
+			.withBean(WebMvcConfigurer.class, () -> new WebMvcConfigurer() {
+
+				@Override
+				public void configureApiVersioning(ApiVersionConfigurer configurer) {
+					configurer.useRequestHeader("API-Version");
+				}
+
+			})
+			.run((context) -> {
+				assertThat(resolveVersion(context, "1")).isEqualTo(DEFAULT);
+				assertThat(resolveVersion(context, "1.0")).isEqualTo(DEFAULT);
+				// the fixed version 1 is the best match for 1.5, which Spring MVC then
+				// refuses
+				assertThat(resolveVersion(context, "1.5")).isNull();
+				assertThat(resolveVersion(context, "2")).isNull();
+				// missing, and not a version: refused by Spring MVC before any handler
+				// runs
+				assertThat(resolveVersion(context, null)).isNull();
+				assertThat(resolveVersion(context, "x")).isNull();
+				MockHttpServletRequest request = request("POST", "/quotes");
+				request.addHeader("API-Version", "1");
+				resolver(context).resolve(request);
+				assertThat(request.getAttribute(HandlerMapping.API_VERSION_ATTRIBUTE)).isNull();
+			});
+	}
+
+	private static @Nullable IdempotentEndpoint resolveVersion(AssertableWebApplicationContext context,
+			@Nullable String version) {
+		MockHttpServletRequest request = request("POST", "/quotes");
+		if (version != null) {
+			request.addHeader("API-Version", version);
+		}
+		return resolver(context).resolve(request);
+	}
+
 	private static @Nullable IdempotentEndpoint resolve(AssertableWebApplicationContext context, String method,
 			String path) {
 		return resolver(context).resolve(request(method, path));
@@ -167,6 +208,22 @@ class HandlerMappingEndpointResolverTests {
 		@PostMapping("/ping")
 		String ping() {
 			return "pong";
+		}
+
+	}
+
+	@RestController
+	static class QuoteController {
+
+		@PostMapping(path = "/quotes", version = "1")
+		@Idempotent
+		String quote() {
+			return "quoted";
+		}
+
+		@PostMapping(path = "/quotes", version = "2")
+		String quoteLater() {
+			return "quoted later";
 		}
 
 	}

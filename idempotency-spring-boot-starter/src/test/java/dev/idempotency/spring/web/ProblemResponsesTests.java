@@ -106,6 +106,16 @@ class ProblemResponsesTests {
 		assertThat(body()).endsWith(",\"idempotencyKey\":\"k-1\",\"originalStatus\":201}");
 	}
 
+	@Test
+	void notAppliedSaysTheRequestWasNotProcessed() throws Exception {
+		this.problems.notApplied(this.request, this.response);
+		assertProblem(500, "idempotency-not-applied", "Idempotency not applied",
+				"This endpoint is idempotent, but the server did not recognise this request as one of its requests, "
+						+ "so it refused to process it rather than process it without protection.");
+		assertThat(body()).doesNotContain("idempotencyKey");
+		assertThat(this.response.getHeader("Retry-After")).isNull();
+	}
+
 	private void assertProblem(int status, String slug, String title, String detail) throws Exception {
 		assertThat(this.response.getStatus()).isEqualTo(status);
 		assertThat(this.response.getContentType()).isEqualTo("application/problem+json");
