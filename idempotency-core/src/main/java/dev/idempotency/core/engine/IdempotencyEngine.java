@@ -145,6 +145,26 @@ public final class IdempotencyEngine implements AutoCloseable {
 		return decision;
 	}
 
+	/**
+	 * Decide for a request whose store failed before {@link #begin} could ask it, as
+	 * {@code begin} decides when the store fails: by the policy's store-failure mode. An
+	 * adapter that must prepare the store first (for example, begin the transaction of a
+	 * {@link IdempotencyPolicy#transactional() transactional} policy) calls it when that
+	 * preparation fails.
+	 * @param key the request's key, never {@code null}
+	 * @param policy the endpoint's policy, never {@code null}
+	 * @param failure the store's failure, never {@code null}
+	 * @return {@link Decision.Unavailable} or, for a fail-open policy,
+	 * {@link Decision.Unprotected}
+	 */
+	public Decision storeFailed(IdempotencyKey key, IdempotencyPolicy policy, IdempotencyStoreException failure) {
+		Objects.requireNonNull(failure, "'failure' must not be null");
+		this.listener.onStoreFailure(key, "begin", failure);
+		Decision decision = onStoreFailure(key, policy, failure);
+		this.listener.onDecision(key, policy, decision);
+		return decision;
+	}
+
 	private Decision decide(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy) {
 		long deadline = System.nanoTime() + policy.inFlightWait().toNanos();
 		long pollMillis = FIRST_POLL_MILLIS;
@@ -160,7 +180,11 @@ public final class IdempotencyEngine implements AutoCloseable {
 			}
 			if (result instanceof AcquireResult.Acquired) {
 				Execution execution = new Execution(this, key, policy, token);
-				execution.startHeartbeat();
+				if (!policy.transactional()) {
+					// a transactional claim is held by the caller's transaction, not a
+					// lease
+					execution.startHeartbeat();
+				}
 				return new Decision.Execute(execution);
 			}
 			if (result instanceof AcquireResult.Replay replay) {

@@ -39,12 +39,16 @@ import java.util.Objects;
  * @param inProgressRetryAfter the {@code Retry-After} advertised to a duplicate of a
  * request still in progress; never more than the owner's remaining lease, at least one
  * second
+ * @param transactional whether the store's claim and completion are made in the caller's
+ * own transaction, with the handler's work: the transaction then holds the key until it
+ * ends (a crashed owner's transaction is rolled back by the database), so the engine
+ * renews no lease; the caller commits or rolls back the claim with its work
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout, Duration inFlightWait,
 		StoreFailureMode onStoreFailure, StatusSet nonStorableStatuses, Duration unavailableRetryAfter,
-		Duration inProgressRetryAfter) {
+		Duration inProgressRetryAfter, boolean transactional) {
 
 	/**
 	 * Name of the policy used when an endpoint names none.
@@ -99,6 +103,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * @param nonStorableStatuses statuses that release the key
 	 * @param unavailableRetryAfter the {@code Retry-After} when the store is unavailable
 	 * @param inProgressRetryAfter the {@code Retry-After} for a duplicate in progress
+	 * @param transactional whether the claim is made in the caller's transaction
 	 * @throws IllegalArgumentException if a duration is out of range or the TTL is
 	 * shorter than the lock timeout
 	 */
@@ -128,7 +133,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * Return a builder with the defaults: name {@value #DEFAULT_NAME}, TTL 24 hours
 	 * ({@link #DEFAULT_TTL}), lock timeout 30 seconds, no in-flight wait, fail closed,
 	 * {@link StatusSet#DEFAULT_NON_STORABLE}, {@code Retry-After} of 1 second when
-	 * unavailable and when in progress (the {@code DEFAULT_} constants).
+	 * unavailable and when in progress (the {@code DEFAULT_} constants), not
+	 * transactional.
 	 * @return a new builder
 	 */
 	public static Builder builder() {
@@ -163,6 +169,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		private Duration unavailableRetryAfter = DEFAULT_UNAVAILABLE_RETRY_AFTER;
 
 		private Duration inProgressRetryAfter = DEFAULT_IN_PROGRESS_RETRY_AFTER;
+
+		private boolean transactional;
 
 		private Builder() {
 		}
@@ -249,13 +257,25 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		}
 
 		/**
+		 * Set whether the store's claim and completion are made in the caller's own
+		 * transaction. Defaults to {@code false}.
+		 * @param transactional whether the claim is made in the caller's transaction
+		 * @return this builder
+		 */
+		public Builder transactional(boolean transactional) {
+			this.transactional = transactional;
+			return this;
+		}
+
+		/**
 		 * Build the policy.
 		 * @return the policy
 		 * @throws IllegalArgumentException if the settings are inconsistent
 		 */
 		public IdempotencyPolicy build() {
 			return new IdempotencyPolicy(this.name, this.ttl, this.lockTimeout, this.inFlightWait, this.onStoreFailure,
-					this.nonStorableStatuses, this.unavailableRetryAfter, this.inProgressRetryAfter);
+					this.nonStorableStatuses, this.unavailableRetryAfter, this.inProgressRetryAfter,
+					this.transactional);
 		}
 
 	}

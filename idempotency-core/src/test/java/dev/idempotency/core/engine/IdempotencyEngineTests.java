@@ -156,6 +156,33 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void transactionalExecutionRenewsNoLease() throws InterruptedException {
+		IdempotencyPolicy transactional = IdempotencyPolicy.builder()
+			.name("transactional")
+			.lockTimeout(Duration.ofMillis(300))
+			.ttl(Duration.ofMinutes(1))
+			.transactional(true)
+			.build();
+		IdempotencyKey key = newKey();
+		Execution execution = execute(key, "a", transactional);
+		// three leases long: a heartbeat would have renewed it at least twice by now
+		Thread.sleep(900);
+		assertThat(this.store.extendCalls.get()).isZero();
+		assertThat(execution.complete(response(201, "done"))).isEqualTo(CompletionOutcome.STORED);
+		assertThat(this.store.extendCalls.get()).isZero();
+	}
+
+	@Test
+	void storeThatFailedBeforeBeginIsAnsweredByTheFailureMode() {
+		IdempotencyStoreException failure = new IdempotencyStoreException("no connection");
+		Decision closed = this.engine.storeFailed(newKey(), POLICY, failure);
+		assertThat(closed).isInstanceOf(Decision.Unavailable.class);
+		assertThat(((Decision.Unavailable) closed).retryAfter()).isEqualTo(Duration.ofSeconds(1));
+		IdempotencyPolicy open = IdempotencyPolicy.builder().onStoreFailure(StoreFailureMode.FAIL_OPEN).build();
+		assertThat(this.engine.storeFailed(newKey(), open, failure)).isInstanceOf(Decision.Unprotected.class);
+	}
+
+	@Test
 	void handlerThatThrowsReleasesTheKey() {
 		IdempotencyKey key = newKey();
 		try (Execution execution = execute(key, "a", POLICY)) {

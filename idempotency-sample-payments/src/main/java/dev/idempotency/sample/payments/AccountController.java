@@ -48,9 +48,12 @@ class AccountController {
 		this.accounts = accounts;
 	}
 
-	// the default policy: a retried "open account" does not open a second account
+	// database-only work: the "accounts" policy is transactional, so the account row, the
+	// key
+	// and the stored response commit together, and a retried "open account" never opens a
+	// second account, even after a crash between the insert and the stored response
 	@PostMapping
-	@Idempotent
+	@Idempotent("accounts")
 	ResponseEntity<Account> open(@RequestBody OpenAccountRequest request, Principal principal) {
 		Account account = this.accounts.open(principal.getName(), request.currency(), request.initialBalance());
 		return ResponseEntity.status(HttpStatus.CREATED)

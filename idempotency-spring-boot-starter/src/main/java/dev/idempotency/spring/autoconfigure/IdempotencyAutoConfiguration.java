@@ -50,6 +50,7 @@ import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 
@@ -149,13 +150,25 @@ public final class IdempotencyAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 	static class FilterConfiguration {
 
+		private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+				"org.springframework.transaction.PlatformTransactionManager",
+				FilterConfiguration.class.getClassLoader());
+
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
 				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
 				ObjectProvider<ObservationRegistry> observationRegistry,
-				ObjectProvider<IdempotencyObservationConvention> observationConvention) {
+				ObjectProvider<IdempotencyObservationConvention> observationConvention,
+				ObjectProvider<IdempotencyStore> stores, ListableBeanFactory beanFactory) {
 			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
+			if (!policies.transactionalNames().isEmpty()) {
+				if (!TRANSACTIONS_PRESENT) {
+					throw new IllegalStateException("Transactional idempotency policies "
+							+ policies.transactionalNames() + " need spring-tx and a transaction manager");
+				}
+				TransactionalMode.configure(filter, policies, stores.getIfUnique(engine::store), beanFactory);
+			}
 			filter.setKeyHeader(properties.getKeyHeader());
 			filter.setScopeResolver(scopeResolver);
 			filter.setProblemTypeBase(properties.getProblemTypeBase());

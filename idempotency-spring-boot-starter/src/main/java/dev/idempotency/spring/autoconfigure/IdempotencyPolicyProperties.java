@@ -93,6 +93,14 @@ public class IdempotencyPolicyProperties {
 	private @Nullable Duration inProgressRetryAfter;
 
 	/**
+	 * Whether the durable claim, the handler's own writes to the same PostgreSQL database
+	 * and the stored response commit in one transaction, begun by the filter, or none of
+	 * them does. Needs the jdbc or tiered store and a transaction manager of the store's
+	 * DataSource; the response reaches the client after the commit.
+	 */
+	private @Nullable Boolean transactional;
+
+	/**
 	 * Shortest TTL a client may ask for with the client TTL header.
 	 */
 	private @Nullable Duration minTtl;
@@ -120,6 +128,7 @@ public class IdempotencyPolicyProperties {
 		defaults.nonStorableStatuses = StatusSet.DEFAULT_NON_STORABLE;
 		defaults.unavailableRetryAfter = IdempotencyPolicy.DEFAULT_UNAVAILABLE_RETRY_AFTER;
 		defaults.inProgressRetryAfter = IdempotencyPolicy.DEFAULT_IN_PROGRESS_RETRY_AFTER;
+		defaults.transactional = false;
 		defaults.minTtl = Duration.ofMinutes(1);
 		defaults.maxTtl = Duration.ofDays(7);
 		defaults.fingerprint.headers = new ArrayList<>();
@@ -155,6 +164,7 @@ public class IdempotencyPolicyProperties {
 		this.nonStorableStatuses = firstSet(this.nonStorableStatuses, source.nonStorableStatuses);
 		this.unavailableRetryAfter = firstSet(this.unavailableRetryAfter, source.unavailableRetryAfter);
 		this.inProgressRetryAfter = firstSet(this.inProgressRetryAfter, source.inProgressRetryAfter);
+		this.transactional = firstSet(this.transactional, source.transactional);
 		this.minTtl = firstSet(this.minTtl, source.minTtl);
 		this.maxTtl = firstSet(this.maxTtl, source.maxTtl);
 		this.fingerprint.headers = firstSet(this.fingerprint.headers, source.fingerprint.headers);
@@ -237,6 +247,14 @@ public class IdempotencyPolicyProperties {
 
 	public void setInProgressRetryAfter(@Nullable Duration inProgressRetryAfter) {
 		this.inProgressRetryAfter = inProgressRetryAfter;
+	}
+
+	public @Nullable Boolean getTransactional() {
+		return this.transactional;
+	}
+
+	public void setTransactional(@Nullable Boolean transactional) {
+		this.transactional = transactional;
 	}
 
 	public @Nullable Duration getMinTtl() {

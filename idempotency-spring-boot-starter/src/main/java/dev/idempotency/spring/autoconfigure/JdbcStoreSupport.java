@@ -77,6 +77,7 @@ class JdbcStoreSupport {
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource);
 		store.setTableName(properties.getJdbc().getTableName());
 		store.setConfirmTakeover(properties.getJdbc().isConfirmTakeover());
+		store.setTransactionalClaims(TransactionalMode.isConfigured(properties));
 		return store;
 	}
 

@@ -150,7 +150,7 @@ final class PolicyMapper {
 		}
 		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, settings.getInFlightWait(),
 				settings.getOnStoreFailure(), settings.getNonStorableStatuses(), settings.getUnavailableRetryAfter(),
-				settings.getInProgressRetryAfter());
+				settings.getInProgressRetryAfter(), Boolean.TRUE.equals(settings.getTransactional()));
 		RequestFingerprinter fingerprinter;
 		try {
 			fingerprinter = fingerprinters

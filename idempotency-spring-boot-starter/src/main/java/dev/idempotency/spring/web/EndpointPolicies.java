@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -81,6 +82,20 @@ public final class EndpointPolicies {
 	 */
 	public Set<String> names() {
 		return this.policies.keySet();
+	}
+
+	/**
+	 * Return the names of the transactional policies.
+	 * @return the names, sorted; empty when no policy is transactional
+	 * @see EndpointPolicy#transactional()
+	 */
+	public List<String> transactionalNames() {
+		return this.policies.values()
+			.stream()
+			.filter(EndpointPolicy::transactional)
+			.map(EndpointPolicy::name)
+			.sorted()
+			.toList();
 	}
 
 }

@@ -92,6 +92,15 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 	}
 
 	/**
+	 * Return whether the requests of this policy run in one transaction with their claim
+	 * and stored response.
+	 * @return whether the policy is transactional
+	 */
+	public boolean transactional() {
+		return this.policy.transactional();
+	}
+
+	/**
 	 * Return the engine policy for a request whose client asked for the given TTL: the
 	 * TTL is clamped to {@link #minTtl()} and {@link #maxTtl()}, and never shorter than
 	 * the lock timeout.
@@ -114,7 +123,7 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 		}
 		return new IdempotencyPolicy(this.policy.name(), ttl, this.policy.lockTimeout(), this.policy.inFlightWait(),
 				this.policy.onStoreFailure(), this.policy.nonStorableStatuses(), this.policy.unavailableRetryAfter(),
-				this.policy.inProgressRetryAfter());
+				this.policy.inProgressRetryAfter(), this.policy.transactional());
 	}
 
 }

@@ -27,6 +27,8 @@ import dev.idempotency.core.IdempotencyScopes;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation;
@@ -41,6 +43,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -160,6 +163,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private @Nullable IdempotencyObservationConvention observationConvention;
 
+	private @Nullable PlatformTransactionManager transactionManager;
+
 	/**
 	 * Create a filter.
 	 * @param engine the engine, never {@code null}
@@ -265,6 +270,18 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
+	 * Set the transaction manager of the store's data source, which the requests of
+	 * transactional policies run in: the claim, the handler's own transactional work and
+	 * the stored response commit together, before the response is written. Required when
+	 * a policy is transactional.
+	 * @param transactionManager the transaction manager, or {@code null} for none
+	 * @see IdempotencyPolicy#transactional()
+	 */
+	public void setTransactionManager(@Nullable PlatformTransactionManager transactionManager) {
+		this.transactionManager = transactionManager;
+	}
+
+	/**
 	 * Return a listener to register with the servlet container: when a request ends, it
 	 * releases the key of an execution that is still open because the error dispatch it
 	 * waited for never came.
@@ -320,9 +337,15 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			if (buffered != null) {
 				// else the key or the body was refused with a problem
 				IdempotencyKey key = key(clientKey, request);
-				Decision decision = this.engine.begin(key, fingerprint(buffered, policy),
-						this.clientTtlHeader.policy(request, policy));
-				act(decision, key, policy, buffered, response, chain, observation);
+				RequestFingerprint fingerprint = fingerprint(buffered, policy);
+				IdempotencyPolicy requestPolicy = this.clientTtlHeader.policy(request, policy);
+				if (policy.transactional()) {
+					beginInTransaction(key, fingerprint, requestPolicy, policy, buffered, response, chain, observation);
+				}
+				else {
+					Decision decision = this.engine.begin(key, fingerprint, requestPolicy);
+					act(decision, key, policy, buffered, response, chain, observation, null);
+				}
 			}
 		}
 		catch (Throwable ex) {
@@ -396,15 +419,55 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		return policy.fingerprinter().fingerprint(request.fingerprintInput(policy.fingerprintHeaders()));
 	}
 
+	// The transactional mode: the claim joins a transaction begun here, which the
+	// execution commits with the handler's work before its response is written, and which
+	// every other answer ends before it is written.
+	private void beginInTransaction(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy requestPolicy,
+			EndpointPolicy policy, BufferedRequestWrapper request, HttpServletResponse response, FilterChain chain,
+			RequestObservation observation) throws ServletException, IOException {
+		PlatformTransactionManager manager = this.transactionManager;
+		if (manager == null) {
+			throw new IllegalStateException(
+					"Policy '" + policy.name() + "' is transactional, but the filter has no transaction manager");
+		}
+		RequestTransaction transaction;
+		try {
+			transaction = RequestTransaction.begin(manager);
+		}
+		catch (IdempotencyStoreException ex) {
+			// no connection could be had, or the database is down: the store failed
+			act(this.engine.storeFailed(key, requestPolicy, ex), key, policy, request, response, chain, observation,
+					null);
+			return;
+		}
+		try {
+			Decision decision = this.engine.begin(key, fingerprint, requestPolicy);
+			act(decision, key, policy, request, response, chain, observation, transaction);
+		}
+		finally {
+			// a no-op once the execution committed or gave the transaction up
+			transaction.rollback();
+		}
+	}
+
 	private void act(Decision decision, IdempotencyKey key, EndpointPolicy policy, BufferedRequestWrapper request,
-			HttpServletResponse response, FilterChain chain, RequestObservation observation)
-			throws ServletException, IOException {
+			HttpServletResponse response, FilterChain chain, RequestObservation observation,
+			@Nullable RequestTransaction transaction) throws ServletException, IOException {
 		if (decision instanceof Decision.Execute execute) {
 			observation.executing(execute.execution());
-			new PendingExecution(execute.execution(), policy, observation, this.storedHeaders, this.replays, response)
+			new PendingExecution(execute.execution(), policy, observation, this.storedHeaders, this.replays,
+					this.problems, transaction, response)
 				.run(request, chain);
+			return;
 		}
-		else if (decision instanceof Decision.Replay replay) {
+		if (transaction != null && !endBeforeAnswer(decision, transaction)) {
+			// what the store decided could not be committed
+			observation.outcome(IdempotencyOutcome.STORE_UNAVAILABLE);
+			this.problems.storeUnavailable(request, response, key.key(),
+					ProblemResponses.wholeSeconds(policy.policy().unavailableRetryAfter()));
+			return;
+		}
+		if (decision instanceof Decision.Replay replay) {
 			observation.outcome(IdempotencyOutcome.REPLAYED);
 			this.replays.write(replay, key.key(), request, response);
 		}
@@ -425,6 +488,19 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			observation.outcome(IdempotencyOutcome.FAIL_OPEN);
 			chain.doFilter(request, response);
 		}
+	}
+
+	// A replay or a refusal ends the request's transaction before it is written: what the
+	// store wrote to decide (a takeover it scheduled, say) is committed; after a failure
+	// of
+	// the store, or to run a fail-open handler outside of it, the transaction is rolled
+	// back.
+	private static boolean endBeforeAnswer(Decision decision, RequestTransaction transaction) {
+		if (decision instanceof Decision.Unavailable || decision instanceof Decision.Unprotected) {
+			transaction.rollback();
+			return true;
+		}
+		return transaction.commit() == null;
 	}
 
 }

@@ -51,6 +51,15 @@ import org.springframework.web.util.WebUtils;
  * renders the error page, so that the page is replayed too; if no error dispatch follows,
  * the {@link CleanupListener} releases the key when the request ends. A handler that
  * throws releases it at once.
+ * <p>
+ * On a transactional endpoint the execution runs in its request's
+ * {@link RequestTransaction}: the transaction commits once the response is stored, before
+ * the response is written, and is rolled back whenever the key is released. A response
+ * that does not commit never reaches the client: it is answered with the
+ * {@code store-unavailable} problem, and nothing of the request persisted. Such an
+ * execution neither waits for an error dispatch (the error page of a {@code sendError} is
+ * not stored: the key is released) nor streams a body over the limit (the handler's write
+ * fails), since either would answer the client before the commit.
  *
  * @author Idempotency contributors
  */
@@ -71,6 +80,10 @@ final class PendingExecution {
 
 	private final ReplayWriter replays;
 
+	private final ProblemResponses problems;
+
+	private final @Nullable RequestTransaction transaction;
+
 	private CapturingResponseWrapper capture;
 
 	private volatile boolean awaitingErrorDispatch;
@@ -84,15 +97,21 @@ final class PendingExecution {
 	 * @param observation the observation of its request
 	 * @param storedHeaders the headers of its response to store
 	 * @param replays writes the expiry header of its response
+	 * @param problems answers a response that could not be committed
+	 * @param transaction the request's transaction on a transactional endpoint, else
+	 * {@code null}
 	 * @param response the response to capture
 	 */
 	PendingExecution(Execution execution, EndpointPolicy policy, RequestObservation observation,
-			StoredHeaders storedHeaders, ReplayWriter replays, HttpServletResponse response) {
+			StoredHeaders storedHeaders, ReplayWriter replays, ProblemResponses problems,
+			@Nullable RequestTransaction transaction, HttpServletResponse response) {
 		this.execution = execution;
 		this.policy = policy;
 		this.observation = observation;
 		this.storedHeaders = storedHeaders;
 		this.replays = replays;
+		this.problems = problems;
+		this.transaction = transaction;
 		this.capture = capture(response);
 	}
 
@@ -161,6 +180,13 @@ final class PendingExecution {
 	}
 
 	private CapturingResponseWrapper capture(HttpServletResponse response) {
+		if (this.transaction != null) {
+			return new CapturingResponseWrapper(response, this.policy.maxResponseBody(), () -> {
+				throw new IllegalStateException("The response of key '" + this.execution.key()
+						+ "' is larger than max-response-body (" + this.policy.maxResponseBody()
+						+ " bytes): a transactional endpoint cannot send a response before it is committed");
+			});
+		}
 		return new CapturingResponseWrapper(response, this.policy.maxResponseBody(),
 				// the body is too large to keep: it goes to the client before completion
 				() -> this.replays.writeExpiryBeforeStreaming(response, this.execution));
@@ -183,11 +209,20 @@ final class PendingExecution {
 
 	private void afterDispatch(HttpServletRequest request, CapturingResponseWrapper capture) throws IOException {
 		if (request.isAsyncStarted()) {
+			if (this.transaction != null) {
+				// start-up refuses such handlers; the transaction cannot follow the
+				// handler
+				logger.error("Handler of key '" + this.execution.key() + "' (policy '" + this.policy.name()
+						+ "') went asynchronous on a transactional endpoint: its work is not part of the"
+						+ " request's transaction, which is rolled back, and the key is released");
+				abandon(request);
+				return;
+			}
 			awaitAsync(request);
 			return;
 		}
 		if (capture.isErrorSent()) {
-			if (request.getDispatcherType() == DispatcherType.ERROR
+			if (this.transaction != null || request.getDispatcherType() == DispatcherType.ERROR
 					|| this.execution.policy().nonStorableStatuses().contains(capture.getStatus())) {
 				// a transient error, or one whose page cannot be captured: the next
 				// request runs the handler again
@@ -213,6 +248,9 @@ final class PendingExecution {
 		// and the headers that fit, as for a body over max-response-body
 		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
 		CompletionOutcome outcome = this.execution.complete(stored);
+		if (this.transaction != null && !endTransaction(outcome, request, capture)) {
+			return;
+		}
 		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {
 			logger.warn("Response of key '" + this.execution.key() + "' (policy '" + this.policy.name() + "') "
 					+ (streaming ? "is larger than max-response-body (" + this.policy.maxResponseBody() + " bytes)"
@@ -232,9 +270,43 @@ final class PendingExecution {
 		capture.writeBufferedBody();
 	}
 
+	// Commit a stored response, roll back any other: false when the response must not
+	// reach the client, which is then answered with a problem instead
+	private boolean endTransaction(CompletionOutcome outcome, HttpServletRequest request,
+			CapturingResponseWrapper capture) throws IOException {
+		RequestTransaction transaction = this.transaction;
+		if (outcome == CompletionOutcome.STORED) {
+			Exception failure = transaction.commit();
+			if (failure == null) {
+				return true;
+			}
+			logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name()
+					+ "') did not commit: nothing of the request persisted, and the client is answered that it"
+					+ " was not processed", failure);
+			this.observation.error(failure);
+		}
+		else {
+			transaction.rollback();
+			if (outcome == CompletionOutcome.RELEASED) {
+				// the handler's own answer that a retry should run it again: true, since
+				// nothing of it persisted
+				return true;
+			}
+		}
+		// fenced or not written: the response describes work that was rolled back
+		HttpServletResponse response = (HttpServletResponse) capture.getResponse();
+		response.reset();
+		this.problems.storeUnavailable(request, response, this.execution.key().key(),
+				ProblemResponses.wholeSeconds(this.execution.policy().unavailableRetryAfter()));
+		return false;
+	}
+
 	private void abandon(HttpServletRequest request) {
 		request.removeAttribute(ATTRIBUTE);
 		this.execution.close();
+		if (this.transaction != null) {
+			this.transaction.rollback();
+		}
 	}
 
 	private void awaitAsync(HttpServletRequest request) {

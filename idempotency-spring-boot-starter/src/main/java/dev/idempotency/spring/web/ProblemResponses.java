@@ -80,6 +80,17 @@ final class ProblemResponses {
 				-1);
 	}
 
+	/**
+	 * Return a delay as {@code Retry-After} carries it: whole seconds, rounded up, at
+	 * least one.
+	 * @param delay the delay
+	 * @return the delay in whole seconds
+	 */
+	static Duration wholeSeconds(Duration delay) {
+		long seconds = delay.getSeconds() + ((delay.getNano() > 0) ? 1 : 0);
+		return Duration.ofSeconds(Math.max(1, seconds));
+	}
+
 	void storeUnavailable(HttpServletRequest request, HttpServletResponse response, String key, Duration retryAfter)
 			throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.STORE_UNAVAILABLE,

@@ -67,6 +67,15 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * {@link JdbcClient}, which sees the operation's own connection only, never one that a
  * transaction manager bound to the thread.
  * <p>
+ * <b>Transactional mode.</b> While a thread's store operations join its transaction
+ * ({@link dev.idempotency.spring.store.TransactionalClaims}), they run on the
+ * transaction's connection instead, uncommitted until the application's own work commits:
+ * the claim, the handler's writes and the stored response commit together or not at all,
+ * and a crashed owner's claim vanishes with its rolled-back transaction, so no lease
+ * needs renewing. Such a claim is guarded by a transaction-level advisory lock on its
+ * key, which every claim takes once {@link #setTransactionalClaims(boolean)} is on: a
+ * duplicate learns that the key is held without waiting for the transaction.
+ * <p>
  * <b>Time.</b> Every instant is computed by PostgreSQL from {@code now()}; durations are
  * sent as milliseconds. The application's clock is never used. Replays and found records
  * report their remaining lifetime as PostgreSQL measures it
@@ -139,6 +148,46 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint
 			FROM %TABLE% t
 			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
+			""";
+
+	// The claim when claims may be held by transactions not yet committed (the
+	// transactional mode): a transaction-level advisory lock on the key guards the
+	// insert.
+	// A claimant that cannot take it at once does not insert (so never waits on the
+	// unique index behind an uncommitted claim): it reads the record committed before its
+	// statement began (a replay, say), or, with none, answers that the key is held. The
+	// lock ends with the claimant's transaction: at once for an auto-committed claim, at
+	// the commit or rollback of a transactional one.
+	private static final String ACQUIRE_GUARDED = """
+			WITH guard AS (
+				SELECT pg_try_advisory_xact_lock(:lockKey) AS held
+			), ins AS (
+				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
+					created_at, lease_expires_at, expires_at)
+				SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
+					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond'
+				FROM guard WHERE guard.held
+				ON CONFLICT (id) DO NOTHING
+				RETURNING 1
+			)
+			SELECT true AS inserted, false AS held_elsewhere, NULL::bytea AS fingerprint, NULL::text AS status,
+				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
+				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
+				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
+			FROM ins
+			UNION ALL
+			SELECT false, false, t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
+				t.expires_at <= now(), t.lease_expires_at <= now(),
+				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
+				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
+				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
+				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint
+			FROM %TABLE% t
+			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
+			UNION ALL
+			SELECT false, true, NULL, NULL, NULL, NULL, NULL, false, false, NULL, NULL, false, false, NULL
+			FROM guard
+			WHERE NOT guard.held AND NOT EXISTS (SELECT 1 FROM %TABLE% t WHERE t.id = :id)
 			""";
 
 	// Compare-and-set on the owner token that acquire saw: of two takers only the first
@@ -233,8 +282,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private static final RowMapper<ClaimRow> CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted") ? Inserted.ROW
 			: ExistingRecord.of(row);
 
+	private static final RowMapper<ClaimRow> GUARDED_CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted")
+			? Inserted.ROW : row.getBoolean("held_elsewhere") ? HeldElsewhere.ROW : ExistingRecord.of(row);
+
 	// the boolean a statement returns, false when it returns no row
 	private static final ResultSetExtractor<Boolean> FIRST_ROW_TRUE = (rows) -> rows.next() && rows.getBoolean(1);
+
+	private final DataSource dataSource;
 
 	private final JdbcOperationRunner jdbc;
 
@@ -244,13 +298,25 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 	private volatile boolean confirmTakeover = true;
 
+	private volatile boolean transactionalClaims;
+
 	/**
 	 * Create a store that takes a connection from the given data source for each
 	 * operation.
 	 * @param dataSource the data source, never {@code null}; normally a connection pool
 	 */
 	public JdbcIdempotencyStore(DataSource dataSource) {
-		this.jdbc = new JdbcOperationRunner(Objects.requireNonNull(dataSource, "'dataSource' must not be null"));
+		this.dataSource = Objects.requireNonNull(dataSource, "'dataSource' must not be null");
+		this.jdbc = new JdbcOperationRunner(dataSource);
+	}
+
+	/**
+	 * Return the data source the store takes its connections from; in the transactional
+	 * mode, the one whose transaction it joins.
+	 * @return the data source
+	 */
+	public DataSource getDataSource() {
+		return this.dataSource;
 	}
 
 	/**
@@ -316,6 +382,33 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		return this.confirmTakeover;
 	}
 
+	/**
+	 * Set whether claims may be made in transactions of the application (the
+	 * transactional mode, see {@link dev.idempotency.spring.store.TransactionalClaims}),
+	 * which hold their claim uncommitted while the handler runs. Defaults to
+	 * {@code false}.
+	 * <p>
+	 * With it, every claim takes a transaction-level advisory lock on its key
+	 * ({@code pg_try_advisory_xact_lock}) before it inserts: a claim held by a
+	 * transaction not yet committed is then answered {@link AcquireResult.InProgress} at
+	 * once, by every instance and whether or not the claimant is itself transactional,
+	 * instead of waiting on the unique index until that transaction ends. An
+	 * auto-committed claim holds the lock for its own statement only. Claims made while a
+	 * transaction joins the store take the lock whatever this setting says.
+	 * @param transactionalClaims whether claims may be held by uncommitted transactions
+	 */
+	public void setTransactionalClaims(boolean transactionalClaims) {
+		this.transactionalClaims = transactionalClaims;
+	}
+
+	/**
+	 * Return whether every claim takes the advisory lock of its key.
+	 * @return {@code true} if {@link #setTransactionalClaims(boolean)} turned it on
+	 */
+	public boolean isTransactionalClaims() {
+		return this.transactionalClaims;
+	}
+
 	@Override
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
@@ -327,9 +420,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
 		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		Statements statements = this.statements;
+		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
 		return this.jdbc.execute("acquire", (client) -> {
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				AcquireResult result = attemptAcquire(client, statements, claim);
+				AcquireResult result = guarded ? attemptGuardedAcquire(client, statements, claim)
+						: attemptAcquire(client, statements, claim);
 				if (result != null) {
 					return result;
 				}
@@ -350,9 +445,34 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			.param("ttlMillis", claim.ttlMillis())
 			.query(CLAIM_ROW)
 			.optional();
+		return classify(client, statements, claim, row);
+	}
+
+	private @Nullable AcquireResult attemptGuardedAcquire(JdbcClient client, Statements statements, Claim claim) {
+		Optional<ClaimRow> row = client.sql(statements.acquireGuarded)
+			.param("lockKey", statements.lockKey(claim.id()))
+			.param("id", claim.id())
+			.param("scope", claim.key().scope())
+			.param("key", claim.key().key())
+			.param("fingerprint", claim.fingerprintBytes())
+			.param("owner", claim.owner())
+			.param("leaseMillis", claim.leaseMillis())
+			.param("ttlMillis", claim.ttlMillis())
+			.query(GUARDED_CLAIM_ROW)
+			.optional();
+		return classify(client, statements, claim, row);
+	}
+
+	private @Nullable AcquireResult classify(JdbcClient client, Statements statements, Claim claim,
+			Optional<ClaimRow> row) {
 		if (row.isEmpty()) {
 			// the conflicting row was committed after our snapshot: look again
 			return null;
+		}
+		if (row.get() == HeldElsewhere.ROW) {
+			// a claim not yet committed, or one being made right now: its lease is
+			// unknown
+			return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
 		}
 		if (!(row.get() instanceof ExistingRecord existing)) {
 			return new AcquireResult.Acquired(claim.token());
@@ -583,7 +703,17 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	 * A row of the claim statement: the claim's own insert, or the record that was
 	 * already there.
 	 */
-	private sealed interface ClaimRow permits Inserted, ExistingRecord {
+	private sealed interface ClaimRow permits Inserted, HeldElsewhere, ExistingRecord {
+
+	}
+
+	/**
+	 * The guarded claim statement found the key's lock held and no committed record: a
+	 * transaction not yet committed holds the claim, or another claim is being made.
+	 */
+	private enum HeldElsewhere implements ClaimRow {
+
+		ROW
 
 	}
 
@@ -637,6 +767,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		private final String acquire;
 
+		private final String acquireGuarded;
+
+		// mixed into the advisory lock of a key, so that the same key in two tables of
+		// one
+		// database takes two locks
+		private final long lockSalt;
+
 		private final String takeOver;
 
 		private final String scheduleTakeover;
@@ -656,6 +793,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Statements(TableName table) {
 			this.table = table;
 			this.acquire = table.substitute(ACQUIRE);
+			this.acquireGuarded = table.substitute(ACQUIRE_GUARDED);
+			this.lockSalt = fnv1a(table.qualifiedName());
 			this.takeOver = table.substitute(TAKE_OVER);
 			this.scheduleTakeover = table.substitute(SCHEDULE_TAKEOVER);
 			this.complete = table.substitute(COMPLETE);
@@ -664,6 +803,23 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			this.extend = table.substitute(EXTEND);
 			this.find = table.substitute(FIND);
 			this.evict = table.substitute(EVICT);
+		}
+
+		// the key's advisory lock: its digest's first eight bytes, salted with the table
+		long lockKey(byte[] id) {
+			long digest = 0;
+			for (int i = 0; i < Long.BYTES; i++) {
+				digest = (digest << 8) | (id[i] & 0xFF);
+			}
+			return digest ^ this.lockSalt;
+		}
+
+		private static long fnv1a(String text) {
+			long hash = 0xcbf29ce484222325L;
+			for (int i = 0; i < text.length(); i++) {
+				hash = (hash ^ text.charAt(i)) * 0x100000001b3L;
+			}
+			return hash;
 		}
 
 	}

@@ -24,6 +24,7 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.TransactionalClaims;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -55,6 +56,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * isolation, but a {@code COMMIT} round trip per operation on top of the statement's own,
  * and a suspension of the application's transaction synchronizations.
  * <p>
+ * In the transactional mode ({@link TransactionalClaims}) the statements run instead on
+ * the connection of the transaction active on the thread, which must be one of the
+ * store's data source, and are committed or rolled back with it.
+ * <p>
  * Failures of the database, the pool or the statement are thrown as
  * {@link IdempotencyStoreException}; other runtime exceptions of the work pass through.
  *
@@ -67,6 +72,8 @@ final class JdbcOperationRunner {
 	private final DataSource operationConnections;
 
 	private final JdbcClient client;
+
+	private final JdbcClient joiningClient;
 
 	/**
 	 * Create a runner on the given data source.
@@ -81,6 +88,20 @@ final class JdbcOperationRunner {
 		jdbcTemplate.setExceptionTranslator(new SQLExceptionSubclassTranslator());
 		jdbcTemplate.afterPropertiesSet();
 		this.client = JdbcClient.create(new PreparedOnceJdbcTemplate(jdbcTemplate));
+		JdbcTemplate joining = new JdbcTemplate();
+		joining.setDataSource(this.dataSource);
+		joining.setExceptionTranslator(new SQLExceptionSubclassTranslator());
+		joining.afterPropertiesSet();
+		this.joiningClient = JdbcClient.create(new PreparedOnceJdbcTemplate(joining));
+	}
+
+	/**
+	 * Return whether the operations of the current thread run in the application's
+	 * transaction (see {@link TransactionalClaims}).
+	 * @return {@code true} in the transactional mode
+	 */
+	boolean isJoining() {
+		return TransactionalClaims.isActive();
 	}
 
 	/**
@@ -93,6 +114,9 @@ final class JdbcOperationRunner {
 	 * @throws IdempotencyStoreException if the database or the pool fails
 	 */
 	<T> T execute(String operation, Function<JdbcClient, T> work) {
+		if (TransactionalClaims.isActive()) {
+			return executeInTransaction(operation, work);
+		}
 		try (Connection connection = this.dataSource.getConnection()) {
 			boolean autoCommit = connection.getAutoCommit();
 			TransactionSynchronizationManager.bindResource(this.operationConnections, new ConnectionHolder(connection));
@@ -115,6 +139,22 @@ final class JdbcOperationRunner {
 		}
 		catch (SQLException ex) {
 			throw failure(operation, ex, ex);
+		}
+		catch (DataAccessException ex) {
+			throw failure(operation, ex.getMostSpecificCause(), ex);
+		}
+	}
+
+	// the transactional mode: the statements run on the connection of the transaction,
+	// which commits or rolls them back with the application's own work
+	private <T> T executeInTransaction(String operation, Function<JdbcClient, T> work) {
+		if (!(TransactionSynchronizationManager.getResource(this.dataSource) instanceof ConnectionHolder)) {
+			throw new IdempotencyStoreException("PostgreSQL " + operation
+					+ " failed: the transaction active on the thread holds no connection of the store's DataSource,"
+					+ " so the claim could not commit with it");
+		}
+		try {
+			return work.apply(this.joiningClient);
 		}
 		catch (DataAccessException ex) {
 			throw failure(operation, ex.getMostSpecificCause(), ex);

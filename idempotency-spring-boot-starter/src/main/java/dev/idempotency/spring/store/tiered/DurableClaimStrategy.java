@@ -26,6 +26,10 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.store.TransactionalClaims;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The {@link TieredClaimMode#DURABLE durable claim}: a key the fast tier granted is
@@ -33,6 +37,10 @@ import dev.idempotency.core.store.IdempotencyStore;
  * every operation on the claim first. The fast tier follows, best effort: it is completed
  * after the durable tier, released whatever the durable tier answered, and renewed in the
  * background so that it never holds up the durable renewal.
+ * <p>
+ * In the transactional mode ({@link TransactionalClaims}) the durable claim and
+ * completion are part of the application's transaction: the fast tier is completed only
+ * after that transaction commits, and released if it rolls back.
  *
  * @author Idempotency contributors
  */
@@ -96,6 +104,14 @@ final class DurableClaimStrategy implements ClaimStrategy {
 		if (!this.durable.complete(key, token, response, ttl)) {
 			return false;
 		}
+		if (TransactionalClaims.isActive()) {
+			// the durable record commits with the application's transaction, or not at
+			// all:
+			// the fast tier must not replay a response that may yet be rolled back
+			TransactionSynchronizationManager.registerSynchronization(
+					new FastCompletionAfterCommit(key, token, response, ttl, TransactionalClaims.openedAt()));
+			return true;
+		}
 		// refused (the fast record was lost or taken over) is harmless: the next
 		// acquire finds the durable record and copies it to the fast tier
 		this.fast.complete(key, token, response, ttl);
@@ -122,6 +138,55 @@ final class DurableClaimStrategy implements ClaimStrategy {
 	@Override
 	public Optional<IdempotencyRecord> find(IdempotencyKey key, Optional<IdempotencyRecord> durableRecord) {
 		return durableRecord;
+	}
+
+	/**
+	 * Completes the fast tier once the transaction that completed the durable record has
+	 * committed, and releases the fast claim if it rolled back: a retry then finds the
+	 * key free in both tiers. The copy lives no longer than the durable record, whose
+	 * lifetime PostgreSQL counts from the transaction's start.
+	 */
+	private final class FastCompletionAfterCommit implements TransactionSynchronization {
+
+		private final IdempotencyKey key;
+
+		private final OwnerToken token;
+
+		private final StoredResponse response;
+
+		private final Duration ttl;
+
+		private final long transactionStart;
+
+		FastCompletionAfterCommit(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl,
+				long transactionStart) {
+			this.key = key;
+			this.token = token;
+			this.response = response;
+			this.ttl = ttl;
+			this.transactionStart = transactionStart;
+		}
+
+		@Override
+		public void afterCommit() {
+			// whole milliseconds, rounded down: never past the durable record
+			long remaining = this.ttl.minusNanos(System.nanoTime() - this.transactionStart).toMillis();
+			if (remaining > 0) {
+				DurableClaimStrategy.this.fast.complete(this.key, this.token, this.response,
+						Duration.ofMillis(remaining));
+			}
+			else {
+				DurableClaimStrategy.this.fast.release(this.key, this.token);
+			}
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			if (status != STATUS_COMMITTED) {
+				DurableClaimStrategy.this.fast.release(this.key, this.token);
+			}
+		}
+
 	}
 
 }

@@ -29,6 +29,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.TransactionalClaims;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import org.jspecify.annotations.Nullable;
 
@@ -238,6 +239,10 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	@Override
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
+		if (this.claimStrategy.mode() != TieredClaimMode.DURABLE && TransactionalClaims.isActive()) {
+			throw new IllegalStateException("The transactional mode needs the durable claim: the lookup claim"
+					+ " completes the fast tier before the durable one");
+		}
 		AcquireResult fastResult = this.fast.acquire(key, fingerprint, token, lease, ttl);
 		if (fastResult == null) {
 			// the fast tier is skipped or failed: the durable tier alone answers

@@ -1,0 +1,146 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.transaction;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import dev.idempotency.spring.web.Idempotent;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * An application instance for the tests of the transactional mode: a ledger whose one
+ * idempotent endpoint writes an entry through a {@code @Transactional} service, so that a
+ * handler run shows as a row, and which the test can make slow, fail, answer 503 or write
+ * a row that fails the commit.
+ *
+ * @author Idempotency contributors
+ */
+@SpringBootConfiguration(proxyBeanMethods = false)
+@EnableAutoConfiguration
+class TransactionalTestApplication {
+
+	static final String SCHEMA_DDL = """
+			CREATE TABLE IF NOT EXISTS ledger_entry (
+				id bigserial PRIMARY KEY,
+				idem_key text NOT NULL,
+				body text NOT NULL
+			);
+			CREATE TABLE IF NOT EXISTS commit_guard (
+				value int,
+				CONSTRAINT commit_guard_unique UNIQUE (value) DEFERRABLE INITIALLY DEFERRED
+			);
+			""";
+
+	@Service
+	static class Ledger {
+
+		private final JdbcTemplate jdbc;
+
+		Ledger(JdbcTemplate jdbc) {
+			this.jdbc = jdbc;
+		}
+
+		@Transactional
+		long record(String key, String body) {
+			this.jdbc.update("INSERT INTO ledger_entry (idem_key, body) VALUES (?, ?)", key, body);
+			Long entries = this.jdbc.queryForObject("SELECT count(*) FROM ledger_entry", Long.class);
+			return (entries != null) ? entries : 0;
+		}
+
+		// two equal values under a deferred unique constraint: the statement succeeds,
+		// the
+		// commit fails
+		@Transactional
+		void breakTheCommit() {
+			this.jdbc.update("INSERT INTO commit_guard (value) VALUES (1), (1)");
+		}
+
+	}
+
+	@RestController
+	static class LedgerController {
+
+		private final Ledger ledger;
+
+		private final Map<String, CountDownLatch> entered = new ConcurrentHashMap<>();
+
+		private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+
+		LedgerController(Ledger ledger) {
+			this.ledger = ledger;
+		}
+
+		@PostMapping(path = "/ledger", produces = MediaType.APPLICATION_JSON_VALUE)
+		@Idempotent("ledger")
+		ResponseEntity<String> post(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
+				@RequestHeader(name = "X-Mode", defaultValue = "") String mode) throws InterruptedException {
+			long entries = this.ledger.record(key, body);
+			CountDownLatch entered = this.entered.get(key);
+			if (entered != null) {
+				entered.countDown();
+			}
+			CountDownLatch gate = this.gates.get(key);
+			if (gate != null && !gate.await(60, TimeUnit.SECONDS)) {
+				throw new IllegalStateException("The test never released key " + key);
+			}
+			switch (mode) {
+				case "slow" -> Thread.sleep(200);
+				case "fail" -> throw new IllegalStateException("handler failed after its write");
+				case "unavailable" -> {
+					return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("{\"error\":\"busy\"}");
+				}
+				case "break-commit" -> this.ledger.breakTheCommit();
+				default -> {
+				}
+			}
+			return ResponseEntity.status(HttpStatus.CREATED)
+				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
+		}
+
+		// the next request with this key waits in the handler, after its write, until
+		// released
+		void hold(String key) {
+			this.entered.put(key, new CountDownLatch(1));
+			this.gates.put(key, new CountDownLatch(1));
+		}
+
+		boolean awaitEntered(String key) throws InterruptedException {
+			return this.entered.get(key).await(30, TimeUnit.SECONDS);
+		}
+
+		void release(String key) {
+			this.gates.get(key).countDown();
+		}
+
+	}
+
+}
