@@ -181,8 +181,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			if (result instanceof AcquireResult.Acquired) {
 				Execution execution = new Execution(this, key, policy, token);
 				if (!policy.transactional()) {
-					// a transactional claim is held by the caller's transaction, not a
-					// lease
+					// the caller's transaction holds a transactional claim: no lease
 					execution.startHeartbeat();
 				}
 				return new Decision.Execute(execution);

@@ -48,10 +48,9 @@ class AccountController {
 		this.accounts = accounts;
 	}
 
-	// database-only work: the "accounts" policy is transactional, so the account row, the
-	// key
-	// and the stored response commit together, and a retried "open account" never opens a
-	// second account, even after a crash between the insert and the stored response
+	// Database-only work: the "accounts" policy is transactional, so the account row, the
+	// key and the stored response commit together, and a retried "open account" never
+	// opens a second account, even after a crash between the insert and the response.
 	@PostMapping
 	@Idempotent("accounts")
 	ResponseEntity<Account> open(@RequestBody OpenAccountRequest request, Principal principal) {

@@ -86,8 +86,7 @@ class JdbcCleanupScheduler implements SmartLifecycle {
 
 	@Override
 	public void stop() {
-		// no wait for a purge in progress: what it leaves, the next run of any instance
-		// deletes
+		// no wait for a purge in progress: the next run of any instance deletes the rest
 		this.scheduler.shutdown();
 		this.running = false;
 	}

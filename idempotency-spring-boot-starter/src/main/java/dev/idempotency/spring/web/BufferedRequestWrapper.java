@@ -149,8 +149,7 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 			}
 			return body;
 		}
-		// no Content-Length (chunked): grow up to one byte past the limit to detect
-		// excess
+		// no Content-Length (chunked): read up to one byte past the limit
 		byte[] buffer = new byte[Math.min(INITIAL_CHUNKED_CAPACITY, maxBody + 1)];
 		int count = 0;
 		while (true) {

@@ -161,8 +161,7 @@ final class CapturingResponseWrapper extends HttpServletResponseWrapper {
 	public PrintWriter getWriter() {
 		PrintWriter current = this.writer;
 		if (current == null) {
-			// as containers do, fix the encoding in the content type once the writer
-			// exists
+			// as containers do: the writer fixes the content type's encoding
 			String encoding = getCharacterEncoding();
 			super.setCharacterEncoding(encoding);
 			this.writerEncoding = encoding;

@@ -490,11 +490,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 	}
 
-	// A replay or a refusal ends the request's transaction before it is written: what the
-	// store wrote to decide (a takeover it scheduled, say) is committed; after a failure
-	// of
-	// the store, or to run a fail-open handler outside of it, the transaction is rolled
-	// back.
+	// A replay or a refusal ends the request's transaction before it is written. What the
+	// store wrote to decide (a takeover it scheduled, say) is committed; the transaction
+	// is rolled back after a store failure, and before a fail-open handler runs.
 	private static boolean endBeforeAnswer(Decision decision, RequestTransaction transaction) {
 		if (decision instanceof Decision.Unavailable || decision instanceof Decision.Unprotected) {
 			transaction.rollback();

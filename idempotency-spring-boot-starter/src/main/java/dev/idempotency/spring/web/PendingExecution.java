@@ -210,8 +210,7 @@ final class PendingExecution {
 	private void afterDispatch(HttpServletRequest request, CapturingResponseWrapper capture) throws IOException {
 		if (request.isAsyncStarted()) {
 			if (this.transaction != null) {
-				// start-up refuses such handlers; the transaction cannot follow the
-				// handler
+				// the transaction cannot follow the handler to another thread
 				logger.error("Handler of key '" + this.execution.key() + "' (policy '" + this.policy.name()
 						+ "') went asynchronous on a transactional endpoint: its work is not part of the"
 						+ " request's transaction, which is rolled back, and the key is released");

@@ -81,8 +81,7 @@ class IdempotencyMetricsIT extends AbstractOpsIT {
 		this.controller.gate.countDown();
 		assertThat(running.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
 
-		// the observation of a request ends after its response is written: wait for the
-		// last
+		// a request's observation ends after its response is written: wait for the last
 		await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(requests()).isEqualTo(8));
 		assertThat(requests("executed", "stored")).isEqualTo(2);
 		assertThat(requests("replayed", "none")).isEqualTo(1);

@@ -103,8 +103,7 @@ class IdempotencyActuatorAutoConfigurationTests {
 			Decision decision = context.getBean(IdempotencyEngine.class)
 				.begin(key, RequestFingerprint.of(new byte[32]), policy);
 			assertThat(decision).isInstanceOf(Decision.Execute.class);
-			// the key disappears under the running execution: its next heartbeat is
-			// refused
+			// the key vanishes under the running execution: its next heartbeat is refused
 			assertThat(context.getBean(IdempotencyStore.class).evict(key)).isTrue();
 			UserListener user = context.getBean(UserListener.class);
 			await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {

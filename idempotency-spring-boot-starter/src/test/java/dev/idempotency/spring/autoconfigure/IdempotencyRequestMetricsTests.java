@@ -97,8 +97,7 @@ class IdempotencyRequestMetricsTests {
 			})).isEqualTo(201);
 			assertThat(duplicate[0]).isEqualTo(409);
 			assertThat(post(filter, "/pay", "k-4", "a", status(503))).isEqualTo(503);
-			// another caller evicts the key while the handler runs: the completion is
-			// fenced
+			// the key is evicted while the handler runs: the completion is fenced
 			assertThat(post(filter, "/pay", "k-5", "a", (request, response) -> {
 				store.evict((IdempotencyKey) request.getAttribute(IdempotencyFilter.KEY_ATTRIBUTE));
 				created().handle(request, response);

@@ -76,9 +76,7 @@ class TransactionalTestApplication {
 			return (entries != null) ? entries : 0;
 		}
 
-		// two equal values under a deferred unique constraint: the statement succeeds,
-		// the
-		// commit fails
+		// a deferred unique constraint, broken twice over: the commit fails
 		@Transactional
 		void breakTheCommit() {
 			this.jdbc.update("INSERT INTO commit_guard (value) VALUES (1), (1)");
@@ -126,8 +124,7 @@ class TransactionalTestApplication {
 				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
 		}
 
-		// the next request with this key waits in the handler, after its write, until
-		// released
+		// the next request with this key waits in the handler, after its write
 		void hold(String key) {
 			this.entered.put(key, new CountDownLatch(1));
 			this.gates.put(key, new CountDownLatch(1));

@@ -140,12 +140,10 @@ class HandlerMappingEndpointResolverTests {
 			.run((context) -> {
 				assertThat(resolveVersion(context, "1")).isEqualTo(DEFAULT);
 				assertThat(resolveVersion(context, "1.0")).isEqualTo(DEFAULT);
-				// the fixed version 1 is the best match for 1.5, which Spring MVC then
-				// refuses
+				// 1 is the best match for 1.5, which Spring MVC then refuses
 				assertThat(resolveVersion(context, "1.5")).isNull();
 				assertThat(resolveVersion(context, "2")).isNull();
-				// missing, and not a version: refused by Spring MVC before any handler
-				// runs
+				// missing, and not a version: Spring MVC refuses it before any handler
 				assertThat(resolveVersion(context, null)).isNull();
 				assertThat(resolveVersion(context, "x")).isNull();
 				MockHttpServletRequest request = request("POST", "/quotes");

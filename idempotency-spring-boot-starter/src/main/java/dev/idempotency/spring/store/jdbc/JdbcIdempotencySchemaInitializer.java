@@ -137,11 +137,8 @@ public class JdbcIdempotencySchemaInitializer {
 	public void initialize() {
 		// Instances that start together would race on creating and baselining the history
 		// table; a session-level advisory lock lets one migrate while the others wait and
-		// then find nothing to do. Flyway runs on that same connection: start-up then
-		// needs
-		// one connection of the pool, never a second one that a busy pool or a slow
-		// server
-		// may not hand out within its time-out.
+		// then find nothing to do. Flyway runs on that same connection, so start-up needs
+		// one connection of the pool, never a second that a busy pool may not hand out.
 		try (Connection lock = this.dataSource.getConnection()) {
 			advisoryLock(lock, "SELECT pg_advisory_lock(?)");
 			try {
@@ -173,9 +170,8 @@ public class JdbcIdempotencySchemaInitializer {
 	private Flyway createFlyway(DataSource connection) {
 		FluentConfiguration configuration = Flyway.configure(JdbcIdempotencySchemaInitializer.class.getClassLoader())
 			.dataSource(connection)
-			// Flyway's own lock at session level, on the one connection it is given,
-			// instead
-			// of a transactional lock that needs a second connection
+			// Flyway's own lock at session level, on the one connection it is given: a
+			// transactional lock would need a second connection
 			.configuration(Map.of("flyway.postgresql.transactional.lock", "false"))
 			.locations(LOCATION)
 			.table(getHistoryTable())

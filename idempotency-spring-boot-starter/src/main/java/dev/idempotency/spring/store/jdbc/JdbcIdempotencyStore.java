@@ -47,6 +47,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.ResultSetExtractor;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
 
 /**
  * {@link IdempotencyStore} backed by one PostgreSQL table (see
@@ -151,13 +152,12 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			""";
 
 	// The claim when claims may be held by transactions not yet committed (the
-	// transactional mode): a transaction-level advisory lock on the key guards the
-	// insert.
-	// A claimant that cannot take it at once does not insert (so never waits on the
-	// unique index behind an uncommitted claim): it reads the record committed before its
-	// statement began (a replay, say), or, with none, answers that the key is held. The
-	// lock ends with the claimant's transaction: at once for an auto-committed claim, at
-	// the commit or rollback of a transactional one.
+	// transactional mode): an advisory lock on the key guards the insert. A claimant
+	// that cannot take it at once does not insert, so it never waits on the unique
+	// index behind an uncommitted claim: it reads the record committed before its
+	// statement began (a replay, say), or, with none, answers that the key is held.
+	// The lock ends with the claimant's transaction: at once for an auto-committed
+	// claim, at the commit or rollback of a transactional one.
 	private static final String ACQUIRE_GUARDED = """
 			WITH guard AS (
 				SELECT pg_try_advisory_xact_lock(:lockKey) AS held
@@ -423,8 +423,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
 		return this.jdbc.execute("acquire", (client) -> {
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				AcquireResult result = guarded ? attemptGuardedAcquire(client, statements, claim)
-						: attemptAcquire(client, statements, claim);
+				AcquireResult result = attemptAcquire(client, statements, claim, guarded);
 				if (result != null) {
 					return result;
 				}
@@ -434,44 +433,26 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		});
 	}
 
-	private @Nullable AcquireResult attemptAcquire(JdbcClient client, Statements statements, Claim claim) {
-		Optional<ClaimRow> row = client.sql(statements.acquire)
-			.param("id", claim.id())
+	private @Nullable AcquireResult attemptAcquire(JdbcClient client, Statements statements, Claim claim,
+			boolean guarded) {
+		StatementSpec statement = guarded
+				? client.sql(statements.acquireGuarded).param("lockKey", statements.lockKey(claim.id()))
+				: client.sql(statements.acquire);
+		Optional<ClaimRow> row = statement.param("id", claim.id())
 			.param("scope", claim.key().scope())
 			.param("key", claim.key().key())
 			.param("fingerprint", claim.fingerprintBytes())
 			.param("owner", claim.owner())
 			.param("leaseMillis", claim.leaseMillis())
 			.param("ttlMillis", claim.ttlMillis())
-			.query(CLAIM_ROW)
+			.query(guarded ? GUARDED_CLAIM_ROW : CLAIM_ROW)
 			.optional();
-		return classify(client, statements, claim, row);
-	}
-
-	private @Nullable AcquireResult attemptGuardedAcquire(JdbcClient client, Statements statements, Claim claim) {
-		Optional<ClaimRow> row = client.sql(statements.acquireGuarded)
-			.param("lockKey", statements.lockKey(claim.id()))
-			.param("id", claim.id())
-			.param("scope", claim.key().scope())
-			.param("key", claim.key().key())
-			.param("fingerprint", claim.fingerprintBytes())
-			.param("owner", claim.owner())
-			.param("leaseMillis", claim.leaseMillis())
-			.param("ttlMillis", claim.ttlMillis())
-			.query(GUARDED_CLAIM_ROW)
-			.optional();
-		return classify(client, statements, claim, row);
-	}
-
-	private @Nullable AcquireResult classify(JdbcClient client, Statements statements, Claim claim,
-			Optional<ClaimRow> row) {
 		if (row.isEmpty()) {
 			// the conflicting row was committed after our snapshot: look again
 			return null;
 		}
 		if (row.get() == HeldElsewhere.ROW) {
-			// a claim not yet committed, or one being made right now: its lease is
-			// unknown
+			// a claim not yet committed, or one being made: its lease is unknown
 			return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
 		}
 		if (!(row.get() instanceof ExistingRecord existing)) {
@@ -769,9 +750,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		private final String acquireGuarded;
 
-		// mixed into the advisory lock of a key, so that the same key in two tables of
-		// one
-		// database takes two locks
+		// mixed into a key's advisory lock: one key in two tables takes two locks
 		private final long lockSalt;
 
 		private final String takeOver;

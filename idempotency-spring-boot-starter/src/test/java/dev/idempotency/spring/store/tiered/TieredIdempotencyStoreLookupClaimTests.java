@@ -240,9 +240,8 @@ class TieredIdempotencyStoreLookupClaimTests {
 		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
 			.isInstanceOf(AcquireResult.InProgress.class);
 		assertThat(this.store.extend(this.key, token, LEASE)).isTrue();
-		// a durable claim's fast tier is renewed in the background: let it land before
-		// the
-		// journal is cleared, or a busy machine records it among the completion's calls
+		// the fast tier is renewed in the background: let it land before the journal is
+		// cleared, or a busy machine records it among the completion's calls
 		TieredIdempotencyStoreTests.awaitUntil(() -> this.journal.contains("fast.extend"));
 		this.journal.clear();
 		assertThat(this.store.complete(this.key, token, RESPONSE, TTL)).isTrue();
