@@ -52,6 +52,8 @@ import org.springframework.web.bind.annotation.RestController;
  * PostgreSQL primary-key read and one insert (5).</li>
  * <li>{@code /payment} and {@code /payment/idem}: one PostgreSQL transaction that inserts
  * a payment, without and with {@code @Idempotent} (7).</li>
+ * <li>{@code /payment/idem-tx}: the same under the {@code tx} policy, which the tiered
+ * and jdbc JVMs may run in the transactional mode (7tx).</li>
  * </ul>
  *
  * @author Idempotency contributors
@@ -148,6 +150,16 @@ class BenchController {
 	@ResponseStatus(HttpStatus.CREATED)
 	@Idempotent
 	Receipt idempotentPayment(@RequestBody PaymentRequest request) {
+		return insertPayment(request);
+	}
+
+	// the transactional mode when the JVM runs with
+	// idempotency.policies.tx.transactional=true
+	// (tiered or jdbc store only); else the same as /payment/idem
+	@PostMapping("/payment/idem-tx")
+	@ResponseStatus(HttpStatus.CREATED)
+	@Idempotent("tx")
+	Receipt transactionalPayment(@RequestBody PaymentRequest request) {
 		return insertPayment(request);
 	}
 
