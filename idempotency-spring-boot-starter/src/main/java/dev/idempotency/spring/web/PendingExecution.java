@@ -56,10 +56,10 @@ import org.springframework.web.util.WebUtils;
  * {@link RequestTransaction}: the transaction commits once the response is stored, before
  * the response is written, and is rolled back whenever the key is released. A response
  * that does not commit never reaches the client: it is answered with the
- * {@code store-unavailable} problem, and nothing of the request persisted. Such an
- * execution neither waits for an error dispatch (the error page of a {@code sendError} is
- * not stored: the key is released) nor streams a body over the limit (the handler's write
- * fails), since either would answer the client before the commit.
+ * {@code idempotency-store-unavailable} problem, and nothing of the request persisted.
+ * Such an execution neither waits for an error dispatch (the error page of a
+ * {@code sendError} is not stored: the key is released) nor streams a body over the limit
+ * (the handler's write fails), since either would answer the client before the commit.
  *
  * @author Idempotency contributors
  */
