@@ -67,7 +67,8 @@ import org.springframework.web.util.UrlPathHelper;
  * <p>
  * <b>Start-up.</b> The idempotent mappings are collected once, after all singletons
  * exist, from every {@link RequestMappingInfoHandlerMapping} of the application context.
- * A handler that names an unknown policy, or that streams its response, fails start-up.
+ * A handler that names an unknown policy, or that streams its response, fails start-up,
+ * and so does an asynchronous handler of a transactional policy.
  * <p>
  * <b>Per request.</b> A request whose method no idempotent mapping accepts is answered at
  * the cost of a set lookup. Otherwise its path is matched against the idempotent
@@ -236,6 +237,13 @@ public final class HandlerMappingEndpointResolver
 					+ returnType + "): a streamed response cannot be stored and replayed; return a complete "
 					+ "response body or remove @Idempotent");
 		}
+		EndpointPolicy policy = this.policies.get(idempotent.policy());
+		if (policy != null && policy.transactional() && isAsynchronous(returnType)) {
+			throw new IllegalStateException("@Idempotent handler " + handlerMethod + " of the transactional policy '"
+					+ idempotent.policy() + "' is asynchronous (" + returnType + "): its work would run outside"
+					+ " the request's transaction; return the response itself, or use a policy that is not"
+					+ " transactional");
+		}
 		return new IdempotentEndpoint(idempotent.policy(), idempotent.required());
 	}
 
@@ -250,6 +258,17 @@ public final class HandlerMappingEndpointResolver
 			}
 		}
 		return true;
+	}
+
+	// the return types with which Spring MVC finishes the request on another thread
+	private static boolean isAsynchronous(ResolvableType type) {
+		Class<?> raw = type.resolve(Object.class);
+		if (HttpEntity.class.isAssignableFrom(raw)) {
+			ResolvableType body = type.as(HttpEntity.class);
+			return body.hasGenerics() && isAsynchronous(body.getGeneric(0));
+		}
+		return Callable.class.isAssignableFrom(raw) || DeferredResult.class.isAssignableFrom(raw)
+				|| CompletionStage.class.isAssignableFrom(raw) || WebAsyncTask.class.isAssignableFrom(raw);
 	}
 
 	private static boolean isStreaming(ResolvableType type, int depth) {

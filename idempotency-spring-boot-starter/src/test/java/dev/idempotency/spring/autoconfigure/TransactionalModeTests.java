@@ -16,6 +16,8 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.util.concurrent.CompletableFuture;
+
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
@@ -23,17 +25,22 @@ import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
 import org.postgresql.Driver;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
+import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.test.util.ReflectionTestUtils;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -105,9 +112,33 @@ class TransactionalModeTests {
 				.hasMessageContaining("need idempotency.tiered.claim=durable"));
 	}
 
+	@Test
+	void asynchronousHandlerOfATransactionalPolicyFailsStartUp() {
+		WebApplicationContextRunner mvc = this.runner
+			.withConfiguration(
+					AutoConfigurations.of(WebMvcAutoConfiguration.class, DispatcherServletAutoConfiguration.class))
+			.withUserConfiguration(SameDataSource.class, AsyncController.class);
+		mvc.run((context) -> assertThat(context).getFailure()
+			.hasMessageContaining("AsyncController#open")
+			.hasMessageContaining("of the transactional policy 'accounts' is asynchronous"));
+		mvc.withPropertyValues("idempotency.policies.accounts.transactional=false")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
 	private static DataSource dataSource(String name) {
 		// never connected to
 		return new SimpleDriverDataSource(new Driver(), "jdbc:postgresql://127.0.0.1:1/" + name);
+	}
+
+	@RestController
+	static class AsyncController {
+
+		@PostMapping("/accounts")
+		@Idempotent("accounts")
+		CompletableFuture<String> open() {
+			return CompletableFuture.completedFuture("opened");
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
