@@ -123,6 +123,16 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 	private static final String STATUS_COMPLETED = "C";
 
+	// The record a claim found, classified by the database clock: the columns of both
+	// claim statements after their leading flags.
+	private static final String EXISTING_RECORD = """
+			t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
+				t.expires_at <= now(), t.lease_expires_at <= now(),
+				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
+				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
+				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
+				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint""";
+
 	// Claims an absent key or, when a row is there, returns it classified by the
 	// database clock. If the conflicting row was committed after this statement's
 	// snapshot, neither branch returns a row and the caller tries again.
@@ -141,15 +151,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
 			FROM ins
 			UNION ALL
-			SELECT false, t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
-				t.expires_at <= now(), t.lease_expires_at <= now(),
-				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
-				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
-				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
-				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint
+			SELECT false, %EXISTING_RECORD%
 			FROM %TABLE% t
 			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
-			""";
+			""".replace("%EXISTING_RECORD%", EXISTING_RECORD);
 
 	// The claim when claims may be held by transactions not yet committed (the
 	// transactional mode): an advisory lock on the key guards the insert. A claimant
@@ -176,19 +181,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
 			FROM ins
 			UNION ALL
-			SELECT false, false, t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
-				t.expires_at <= now(), t.lease_expires_at <= now(),
-				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
-				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
-				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
-				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint
+			SELECT false, false, %EXISTING_RECORD%
 			FROM %TABLE% t
 			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
 			UNION ALL
 			SELECT false, true, NULL, NULL, NULL, NULL, NULL, false, false, NULL, NULL, false, false, NULL
 			FROM guard
 			WHERE NOT guard.held AND NOT EXISTS (SELECT 1 FROM %TABLE% t WHERE t.id = :id)
-			""";
+			""".replace("%EXISTING_RECORD%", EXISTING_RECORD);
 
 	// Compare-and-set on the owner token that acquire saw: of two takers only the first
 	// to lock the row still finds that token. A lapsed lease is taken over once its
