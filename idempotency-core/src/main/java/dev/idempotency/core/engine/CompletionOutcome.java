@@ -43,7 +43,9 @@ public enum CompletionOutcome {
 
 	/**
 	 * The store failed while completing or releasing. The record stays in progress until
-	 * its lease lapses.
+	 * its lease lapses; in the transactional mode, where the store's work is part of the
+	 * request's transaction, a failed commit also ends a request this way, and nothing of
+	 * it persisted, its claim included.
 	 */
 	FAILED
 

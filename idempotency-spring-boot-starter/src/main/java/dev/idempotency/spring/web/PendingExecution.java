@@ -283,6 +283,7 @@ final class PendingExecution {
 					+ "') did not commit: nothing of the request persisted, and the client is answered that it"
 					+ " was not processed", failure);
 			this.observation.error(failure);
+			this.observation.completionOverridden(CompletionOutcome.FAILED);
 		}
 		else {
 			transaction.rollback();

@@ -18,6 +18,7 @@ package dev.idempotency.spring.web;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
@@ -79,6 +80,14 @@ class RequestObservation {
 	void error(Throwable error) {
 	}
 
+	/**
+	 * Record that the execution's completion did not hold, whatever the engine reported:
+	 * the transaction that held a stored response failed to commit.
+	 * @param completion how the request really ended
+	 */
+	void completionOverridden(CompletionOutcome completion) {
+	}
+
 	void fail(Throwable error) {
 	}
 
@@ -97,6 +106,8 @@ class RequestObservation {
 		private final AtomicBoolean stopped = new AtomicBoolean();
 
 		private volatile @Nullable Execution execution;
+
+		private volatile @Nullable CompletionOutcome completion;
 
 		Started(Observation observation, IdempotencyObservationContext context) {
 			this.observation = observation;
@@ -127,6 +138,11 @@ class RequestObservation {
 		}
 
 		@Override
+		void completionOverridden(CompletionOutcome completion) {
+			this.completion = completion;
+		}
+
+		@Override
 		void fail(Throwable error) {
 			if (!this.stopped.get() && this.context.getError() == null) {
 				this.observation.error(error);
@@ -138,7 +154,11 @@ class RequestObservation {
 		void stop() {
 			if (this.stopped.compareAndSet(false, true)) {
 				Execution current = this.execution;
-				if (current != null) {
+				CompletionOutcome completion = this.completion;
+				if (completion != null) {
+					this.context.setCompletion(completion);
+				}
+				else if (current != null) {
 					this.context.setCompletion(current.outcome().orElse(null));
 				}
 				this.observation.stop();

@@ -43,6 +43,7 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.test.TestServers;
 import dev.idempotency.spring.transaction.TransactionalTestApplication.LedgerController;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -243,6 +244,12 @@ abstract class AbstractTransactionalModeIT {
 		assertThat(failed.headers().firstValue("Retry-After")).isPresent();
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
+		// measured as a completion that failed, not as a stored response
+		MeterRegistry meters = this.a.getBean(MeterRegistry.class);
+		assertThat(meters.get("idempotency.request").tag("completion", "failed").timer().count()).isOne();
+		assertThat(meters.find("idempotency.request").tag("completion", "stored").timers())
+			.allSatisfy((timer) -> assertThat(timer.getId().getTag("error")).as("a stored completion with an error")
+				.isEqualTo("none"));
 		// neither tier replays it: the retry runs the handler
 		HttpResponse<String> retry = post(this.b, key, "commit", "");
 		assertThat(retry.statusCode()).isEqualTo(201);
