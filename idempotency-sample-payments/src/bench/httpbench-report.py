@@ -36,6 +36,12 @@ RATIOS = [
     ("(7L) payment @Idempotent / payment, tiered lookup claim", "7Li", "7L", None),
     ("(6r) tiered replay / (1) bare", "6r", "1", None),
     ("(8) jdbc first / (1) bare", "8", "1", None),
+    ("(7x) payment transactional / payment, tiered", "7xi", "7x", 0.80),
+    ("(7xr) raw transactional / payment, tiered", "7xr", "7x", None),
+    ("(7x) payment transactional / raw transactional, tiered", "7xi", "7xr", None),
+    ("(7j) payment transactional / payment, jdbc", "7ji", "7j", 0.80),
+    ("(7jr) raw transactional / payment, jdbc", "7jr", "7j", None),
+    ("(7j) payment transactional / raw transactional, jdbc", "7ji", "7jr", None),
 ]
 
 

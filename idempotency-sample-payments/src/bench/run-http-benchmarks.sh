@@ -2,8 +2,9 @@
 #
 # HTTP benchmarks of the idempotency starter (docs/benchmarks.md, section "HTTP (wrk)").
 #
-# Starts dev.idempotency.sample.bench.HttpBenchApplication four times, one JVM per store
-# mode (redis, tiered, jdbc, and tiered with the lookup claim), each with every endpoint, on
+# Starts dev.idempotency.sample.bench.HttpBenchApplication once per store mode (redis,
+# tiered, jdbc, tiered with the lookup claim, and tiered and jdbc with the transactional
+# policy "tx" of /payment/idem-tx), each JVM with every endpoint, on
 # a private Redis and a PostgreSQL database of its own. Then it measures the endpoints one
 # after the other, interleaved over several rounds, at concurrency 16 and at concurrency 1,
 # counts the Redis commands (sent by the application, and run by the server) and the
@@ -18,7 +19,7 @@
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   BENCH_PG_DATABASE [httpbench] (created if missing; its bench tables are dropped at the end)
 #   BENCH_OUT [idempotency-sample-payments/target/httpbench]
-#   BENCH_APPS ["redis tiered jdbc lookup"] (the applications to start)
+#   BENCH_APPS ["redis tiered jdbc lookup tx jdbctx"] (the applications to start)
 #   BENCH_CASES [.] (an extended regex on the case numbers, e.g. '^(1|2|2b|3|4)$'; cases
 #   whose application is not started are left out)
 set -euo pipefail
@@ -64,7 +65,9 @@ cleanup() {
 	"${PSQL[@]}" -d "$PG_DB" -c "DROP TABLE IF EXISTS httpbench_payment, httpbench_raw_record,
 		httpbench_idem_tiered, httpbench_idem_tiered_schema_history,
 		httpbench_idem_jdbc, httpbench_idem_jdbc_schema_history,
-		httpbench_idem_lookup, httpbench_idem_lookup_schema_history" > /dev/null 2>&1 || true
+		httpbench_idem_lookup, httpbench_idem_lookup_schema_history,
+		httpbench_idem_tx, httpbench_idem_tx_schema_history,
+		httpbench_idem_jdbctx, httpbench_idem_jdbctx_schema_history" > /dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -88,12 +91,14 @@ if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname 
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
 fi
 
-declare -A PORTS=([redis]=18081 [tiered]=18082 [jdbc]=18083 [lookup]=18084)
-declare -A POOLS=([redis]=16 [tiered]=16 [jdbc]=16 [lookup]=16)
-# store type of each application; "lookup" is the tiered store with the opt-in lookup claim
-declare -A TYPES=([redis]=redis [tiered]=tiered [jdbc]=jdbc [lookup]=tiered)
-declare -A CLAIMS=([redis]=durable [tiered]=durable [jdbc]=durable [lookup]=lookup)
-read -r -a APPS <<< "${BENCH_APPS:-redis tiered jdbc lookup}"
+declare -A PORTS=([redis]=18081 [tiered]=18082 [jdbc]=18083 [lookup]=18084 [tx]=18085 [jdbctx]=18086)
+declare -A POOLS=([redis]=16 [tiered]=16 [jdbc]=16 [lookup]=16 [tx]=16 [jdbctx]=16)
+# store type of each application; "lookup" is the tiered store with the opt-in lookup
+# claim, "tx" and "jdbctx" the tiered and jdbc stores whose policy "tx" is transactional
+declare -A TYPES=([redis]=redis [tiered]=tiered [jdbc]=jdbc [lookup]=tiered [tx]=tiered [jdbctx]=jdbc)
+declare -A CLAIMS=([redis]=durable [tiered]=durable [jdbc]=durable [lookup]=lookup [tx]=durable [jdbctx]=durable)
+declare -A TRANSACTIONAL=([redis]=false [tiered]=false [jdbc]=false [lookup]=false [tx]=true [jdbctx]=true)
+read -r -a APPS <<< "${BENCH_APPS:-redis tiered jdbc lookup tx jdbctx}"
 declare -A APP_PIDS=()
 REDIS_PID=${PIDS[0]}
 for app in "${APPS[@]}"; do
@@ -108,6 +113,7 @@ for app in "${APPS[@]}"; do
 		--idempotency.store.type="${TYPES[$app]}" --idempotency.tiered.claim="${CLAIMS[$app]}" \
 		--idempotency.redis.key-prefix="httpbench:$app:" \
 		--idempotency.jdbc.table-name="httpbench_idem_$app" \
+		--idempotency.policies.tx.transactional="${TRANSACTIONAL[$app]}" \
 		--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
 		--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
 		--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
@@ -136,7 +142,8 @@ for app in redis tiered; do
 	[[ -n ${APP_PIDS[$app]:-} ]] || continue
 	[[ $(post "${PORTS[$app]}" /idem/replay "$RUN_ID-replay") == 201 ]] || { echo "cannot prime the replay key" >&2; exit 1; }
 done
-echo "Applications ready: ${APPS[*]} (redis :18081, tiered :18082, jdbc :18083, tiered with lookup claim :18084)"
+echo "Applications ready: ${APPS[*]} (redis :18081, tiered :18082, jdbc :18083, tiered with lookup claim :18084,"
+echo "  transactional tiered :18085, transactional jdbc :18086)"
 
 # name | application | path | key (unique, none or a fixed key) | round trips expected (the performance budget)
 ENDPOINTS=(
@@ -157,6 +164,12 @@ ENDPOINTS=(
 	"6L tiered first, lookup claim|lookup|/idem|unique|redis<=2 pg<=2 pgw<=1"
 	"7L payment|lookup|/payment|none|redis=0 pg=1 pgw=1"
 	"7Li payment @Idempotent tiered lookup|lookup|/payment/idem|unique|redis<=2 pg<=3 pgw<=2"
+	"7x payment|tx|/payment|none|redis=0 pg=1 pgw=1"
+	"7xi payment transactional tiered|tx|/payment/idem-tx|unique|redis<=2 pg=1 pgw=3"
+	"7xr raw transactional tiered|tx|/raw/tx|unique|redis=2 pg=1 pgw=3"
+	"7j payment|jdbctx|/payment|none|redis=0 pg=1 pgw=1"
+	"7ji payment transactional jdbc|jdbctx|/payment/idem-tx|unique|redis=0 pg=1 pgw=3"
+	"7jr raw transactional jdbc|jdbctx|/raw/tx-jdbc|unique|redis=0 pg=1 pgw=3"
 )
 
 SELECTED=()

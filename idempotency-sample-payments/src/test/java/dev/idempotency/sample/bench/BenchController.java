@@ -54,6 +54,10 @@ import org.springframework.web.bind.annotation.RestController;
  * a payment, without and with {@code @Idempotent} (7).</li>
  * <li>{@code /payment/idem-tx}: the same under the {@code tx} policy, which the tiered
  * and jdbc JVMs may run in the transactional mode (7tx).</li>
+ * <li>{@code /raw/tx} and {@code /raw/tx-jdbc}: by hand, the work of (7tx) in the tiered
+ * and the jdbc store: the Redis claim (tiered only), then in one transaction a guarded
+ * claim insert, the payment's insert and the completion's update, then the Redis write
+ * (tiered only) (7txr).</li>
  * </ul>
  *
  * @author Idempotency contributors
@@ -161,6 +165,41 @@ class BenchController {
 	@Idempotent("tx")
 	Receipt transactionalPayment(@RequestBody PaymentRequest request) {
 		return insertPayment(request);
+	}
+
+	@PostMapping("/raw/tx")
+	@ResponseStatus(HttpStatus.CREATED)
+	Receipt rawTransactional(@RequestBody PaymentRequest request, @RequestHeader("Idempotency-Key") String key) {
+		byte[] redisKey = rawKey(key);
+		try (RedisConnection connection = this.redis.getConnection()) {
+			claim(connection, redisKey);
+			Receipt receipt = handWrittenTransaction(request, key);
+			store(connection, redisKey);
+			return receipt;
+		}
+	}
+
+	@PostMapping("/raw/tx-jdbc")
+	@ResponseStatus(HttpStatus.CREATED)
+	Receipt rawTransactionalJdbc(@RequestBody PaymentRequest request, @RequestHeader("Idempotency-Key") String key) {
+		return handWrittenTransaction(request, key);
+	}
+
+	// the three statements and the one commit of a transactional first request
+	private Receipt handWrittenTransaction(PaymentRequest request, String key) {
+		return this.transactions.execute((status) -> {
+			int claimed = this.jdbc.update("WITH guard AS (SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))"
+					+ " AS held) INSERT INTO httpbench_raw_record (id, value, expires_at)"
+					+ " SELECT ?, '\\x00'::bytea, now() + interval '30 seconds' FROM guard WHERE held"
+					+ " ON CONFLICT (id) DO NOTHING", key, key);
+			if (claimed != 1) {
+				throw new IllegalStateException("Key " + key + " was used before");
+			}
+			Receipt receipt = insertPayment(request);
+			this.jdbc.update("UPDATE httpbench_raw_record SET value = ?, expires_at = now() + interval '30 seconds'"
+					+ " WHERE id = ?", HttpBenchApplication.STORED_VALUE, key);
+			return receipt;
+		});
 	}
 
 	private Receipt insertPayment(PaymentRequest request) {
