@@ -98,8 +98,6 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 	private final Redis redis = new Redis();
 
-	private final Jdbc jdbc = new Jdbc();
-
 	private final Tiered tiered = new Tiered();
 
 	/**
@@ -181,10 +179,6 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		return this.redis;
 	}
 
-	public Jdbc getJdbc() {
-		return this.jdbc;
-	}
-
 	public Tiered getTiered() {
 		return this.tiered;
 	}
@@ -236,23 +230,6 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		 * Memory of this JVM: for tests and single-instance runs.
 		 */
 		MEMORY
-
-	}
-
-	/**
-	 * Whether the store's schema is created or migrated at start-up.
-	 */
-	public enum InitializeSchema {
-
-		/**
-		 * Always apply the store's migrations.
-		 */
-		ALWAYS,
-
-		/**
-		 * Never touch the schema: it is managed by hand.
-		 */
-		NEVER
 
 	}
 
@@ -456,108 +433,6 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 		public void setTtl(@Nullable Duration ttl) {
 			this.ttl = ttl;
-		}
-
-	}
-
-	/**
-	 * Settings of the PostgreSQL (JDBC) store.
-	 */
-	public static class Jdbc {
-
-		/**
-		 * Whether the store's table is created and migrated at start-up, with a Flyway
-		 * history table of its own.
-		 */
-		private InitializeSchema initializeSchema = InitializeSchema.ALWAYS;
-
-		/**
-		 * Name of the table of idempotency records.
-		 */
-		private String tableName = "idempotency_record";
-
-		/**
-		 * Whether a lapsed lease is taken over only once it has stayed lapsed for one
-		 * more lock-timeout after a request first found it lapsed, so that a database
-		 * that hung longer than the lease never lets a duplicate run while the first
-		 * request still runs. Off, a crashed owner's key is free one lock-timeout sooner.
-		 */
-		private boolean confirmTakeover = true;
-
-		private final Cleanup cleanup = new Cleanup();
-
-		public InitializeSchema getInitializeSchema() {
-			return this.initializeSchema;
-		}
-
-		public void setInitializeSchema(InitializeSchema initializeSchema) {
-			this.initializeSchema = initializeSchema;
-		}
-
-		public String getTableName() {
-			return this.tableName;
-		}
-
-		public void setTableName(String tableName) {
-			this.tableName = tableName;
-		}
-
-		public boolean isConfirmTakeover() {
-			return this.confirmTakeover;
-		}
-
-		public void setConfirmTakeover(boolean confirmTakeover) {
-			this.confirmTakeover = confirmTakeover;
-		}
-
-		public Cleanup getCleanup() {
-			return this.cleanup;
-		}
-
-		/**
-		 * Deletion of expired rows.
-		 */
-		public static class Cleanup {
-
-			/**
-			 * Whether expired rows are deleted by a scheduled job.
-			 */
-			private boolean enabled = true;
-
-			/**
-			 * Time between two runs of the cleanup job.
-			 */
-			private Duration interval = Duration.ofMinutes(1);
-
-			/**
-			 * Largest number of rows deleted by one statement of the cleanup job.
-			 */
-			private int batchSize = 1000;
-
-			public boolean isEnabled() {
-				return this.enabled;
-			}
-
-			public void setEnabled(boolean enabled) {
-				this.enabled = enabled;
-			}
-
-			public Duration getInterval() {
-				return this.interval;
-			}
-
-			public void setInterval(Duration interval) {
-				this.interval = interval;
-			}
-
-			public int getBatchSize() {
-				return this.batchSize;
-			}
-
-			public void setBatchSize(int batchSize) {
-				this.batchSize = batchSize;
-			}
-
 		}
 
 	}

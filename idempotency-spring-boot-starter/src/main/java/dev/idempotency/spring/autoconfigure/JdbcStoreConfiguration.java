@@ -50,9 +50,9 @@ class JdbcStoreConfiguration {
 
 	@Bean
 	JdbcIdempotencyStore idempotencyStore(DataSource dataSource, IdempotencyProperties properties,
-			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
+			IdempotencyJdbcProperties jdbcProperties, ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
-		JdbcIdempotencyStore store = JdbcStoreSupport.jdbcStore(dataSource, properties, initializer);
+		JdbcIdempotencyStore store = JdbcStoreSupport.jdbcStore(dataSource, properties, jdbcProperties, initializer);
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
 		return store;
 	}

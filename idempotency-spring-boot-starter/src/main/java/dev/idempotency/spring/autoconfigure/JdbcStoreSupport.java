@@ -16,43 +16,69 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.util.Locale;
+
 import javax.sql.DataSource;
 
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyCleaner;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.io.ResourceLoader;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
- * Beans shared by the JDBC and tiered stores: the schema migration and the scheduled
- * cleanup of expired rows.
+ * Beans shared by the JDBC and tiered stores: their settings, the schema migration and
+ * the scheduled cleanup of expired rows.
  *
  * @author Idempotency contributors
  */
 @Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(IdempotencyJdbcProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
 class JdbcStoreSupport {
 
-	// Migrates the library's table with its own Flyway history, after the application's
-	// own database initialisation (its Flyway or Liquibase migrations), so that an
-	// application migrating an empty schema for the first time still finds it empty.
+	private static final Log logger = LogFactory.getLog(JdbcStoreSupport.class);
+
+	// Migrates the library's table after the application's own database initialisation
+	// (its Flyway or Liquibase migrations), so that an application migrating an empty
+	// schema for the first time still finds it empty.
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnProperty(name = "idempotency.jdbc.initialize-schema", havingValue = "always", matchIfMissing = true)
+	@Conditional(OnSchemaInitialization.class)
 	@DependsOnDatabaseInitialization
 	JdbcIdempotencySchemaInitializer idempotencySchemaInitializer(DataSource dataSource,
-			IdempotencyProperties properties) {
+			IdempotencyJdbcProperties properties, ResourceLoader resourceLoader) {
 		JdbcIdempotencySchemaInitializer initializer = new JdbcIdempotencySchemaInitializer(dataSource);
-		initializer.setTableName(properties.getJdbc().getTableName());
+		initializer.setTableName(properties.getTableName());
+		ClassLoader classLoader = resourceLoader.getClassLoader();
+		if (classLoader != null) {
+			initializer.setClassLoader(classLoader);
+		}
+		if (properties.getInitializeSchema() == DatabaseInitializationMode.EMBEDDED
+				&& !EmbeddedDatabaseConnection.isEmbedded(dataSource)) {
+			logger.info("Idempotency table '" + properties.getTableName() + "' left as it is:"
+					+ " idempotency.jdbc.initialize-schema is embedded and the database is not embedded");
+			return initializer;
+		}
 		initializer.initialize();
 		return initializer;
 	}
@@ -60,25 +86,45 @@ class JdbcStoreSupport {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "idempotency.jdbc.cleanup.enabled", matchIfMissing = true)
-	JdbcCleanupScheduler idempotencyCleanupScheduler(DataSource dataSource, IdempotencyProperties properties,
+	JdbcCleanupScheduler idempotencyCleanupScheduler(DataSource dataSource, IdempotencyJdbcProperties properties,
 			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
 		// clean only once the table exists
 		initializer.getIfAvailable();
 		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(dataSource);
-		cleaner.setTableName(properties.getJdbc().getTableName());
-		cleaner.setBatchSize(properties.getJdbc().getCleanup().getBatchSize());
-		return new JdbcCleanupScheduler(cleaner, properties.getJdbc().getCleanup().getInterval());
+		cleaner.setTableName(properties.getTableName());
+		cleaner.setBatchSize(properties.getCleanup().getBatchSize());
+		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval());
 	}
 
 	static JdbcIdempotencyStore jdbcStore(DataSource dataSource, IdempotencyProperties properties,
-			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
+			IdempotencyJdbcProperties jdbcProperties, ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
 		// the table must exist before the first request
 		initializer.getIfAvailable();
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource);
-		store.setTableName(properties.getJdbc().getTableName());
-		store.setConfirmTakeover(properties.getJdbc().isConfirmTakeover());
+		store.setTableName(jdbcProperties.getTableName());
+		store.setConfirmTakeover(jdbcProperties.isConfirmTakeover());
 		store.setTransactionalClaims(TransactionalMode.isConfigured(properties));
 		return store;
+	}
+
+	/**
+	 * Matches unless {@code idempotency.jdbc.initialize-schema} is {@code never}.
+	 */
+	static final class OnSchemaInitialization extends SpringBootCondition {
+
+		private static final String PROPERTY = "idempotency.jdbc.initialize-schema";
+
+		@Override
+		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+			DatabaseInitializationMode mode = Binder.get(context.getEnvironment())
+				.bind(PROPERTY, DatabaseInitializationMode.class)
+				.orElse(DatabaseInitializationMode.ALWAYS);
+			if (mode == DatabaseInitializationMode.NEVER) {
+				return ConditionOutcome.noMatch(PROPERTY + " is never");
+			}
+			return ConditionOutcome.match(PROPERTY + " is " + mode.name().toLowerCase(Locale.ROOT));
+		}
+
 	}
 
 }

@@ -52,11 +52,12 @@ class TieredStoreConfiguration {
 
 	@Bean
 	TieredIdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, DataSource dataSource,
-			IdempotencyProperties properties, ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
+			IdempotencyProperties properties, IdempotencyJdbcProperties jdbcProperties,
+			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
 			ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers) {
 		TieredIdempotencyStore store = new TieredIdempotencyStore(
 				RedisStoreConfiguration.redisStore(connectionFactory, properties),
-				JdbcStoreSupport.jdbcStore(dataSource, properties, initializer));
+				JdbcStoreSupport.jdbcStore(dataSource, properties, jdbcProperties, initializer));
 		if (properties.getRedis().getTtl() != null) {
 			store.setFastTtl(properties.getRedis().getTtl());
 		}

@@ -160,6 +160,30 @@ class StoreAutoConfigurationIT {
 	}
 
 	@Test
+	void withoutFlywayOnTheClassPathTheTableIsCreatedAllTheSame() {
+		this.runner.withUserConfiguration(DataSourceBean.class)
+			.withClassLoader(new FilteredClassLoader("org.flywaydb"))
+			.withPropertyValues("idempotency.jdbc.table-name=no_flyway_records")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(JdbcIdempotencyStore.class);
+				assertThat(tableExists("no_flyway_records")).isTrue();
+				assertThat(tableExists("no_flyway_records_schema_history")).isFalse();
+			});
+	}
+
+	@Test
+	void embeddedSchemaInitializationLeavesAServerDatabaseAlone() {
+		this.runner.withUserConfiguration(DataSourceBean.class)
+			.withPropertyValues("idempotency.jdbc.initialize-schema=embedded",
+					"idempotency.jdbc.table-name=embedded_only_records")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(tableExists("embedded_only_records")).isFalse();
+			});
+	}
+
+	@Test
 	void propertiesReachTheStores() {
 		this.runner.withUserConfiguration(DataSourceBean.class)
 			.withPropertyValues("idempotency.jdbc.table-name=custom_records")
@@ -190,9 +214,13 @@ class StoreAutoConfigurationIT {
 	}
 
 	private static boolean tableExists() {
+		return tableExists(JdbcIdempotencyStore.DEFAULT_TABLE_NAME);
+	}
+
+	private static boolean tableExists(String table) {
 		Integer tables = new JdbcTemplate(dataSource).queryForObject(
 				"SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
-				Integer.class, SCHEMA, JdbcIdempotencyStore.DEFAULT_TABLE_NAME);
+				Integer.class, SCHEMA, table);
 		return tables != null && tables == 1;
 	}
 

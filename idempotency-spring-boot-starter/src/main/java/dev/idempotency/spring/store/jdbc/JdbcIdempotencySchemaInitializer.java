@@ -16,38 +16,51 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Map;
+import java.sql.Statement;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.configuration.FluentConfiguration;
-import org.flywaydb.core.api.output.MigrateResult;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.core.io.Resource;
+import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
+import org.springframework.jdbc.datasource.init.ScriptUtils;
 
 /**
- * Creates and upgrades the table of {@link JdbcIdempotencyStore} with Flyway, from the
- * migration scripts shipped in this jar under {@value #LOCATION}.
+ * Creates and upgrades the table of {@link JdbcIdempotencyStore} from the migration
+ * scripts shipped in this jar under {@value #LOCATION}: with Flyway when Flyway and its
+ * PostgreSQL module are on the class path, else by running the scripts itself.
  * <p>
- * The library keeps its own Flyway history table ({@value #DEFAULT_HISTORY_TABLE} by
- * default), so its migrations never mix with the application's, even in the same schema
- * and even when the application uses Flyway too. A schema that already holds other
+ * With Flyway, the library keeps its own history table ({@value #DEFAULT_HISTORY_TABLE}
+ * by default), so its migrations never mix with the application's, even in the same
+ * schema and even when the application uses Flyway too. A schema that already holds other
  * objects is baselined at version 0, below the library's first migration, so that every
- * migration of the library still runs there. The scripts create objects only if they do
- * not exist yet, so a table created by hand from the documented DDL is adopted.
+ * migration of the library still runs there. Without Flyway every script runs at each
+ * start-up: the scripts create and change objects only if that was not done yet
+ * ({@code IF NOT EXISTS}), so running them again changes nothing, and a table created by
+ * hand from the documented DDL is adopted either way.
  * <p>
  * Run it before the store is used, and after the application's own Flyway migration if
  * the application has one: Flyway refuses by default to migrate a non-empty schema that
  * has no history table of its own, and the library's table would make the schema
- * non-empty. Concurrent runs from several instances are serialized by Flyway's lock.
+ * non-empty. Concurrent runs from several instances are serialized by a session-level
+ * advisory lock, held on the one connection the migration runs on.
  * <p>
  * Instances are not thread-safe while being configured; {@link #initialize()} may be
  * called any number of times. No argument may be {@code null}.
@@ -58,7 +71,10 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 public class JdbcIdempotencySchemaInitializer {
 
 	/**
-	 * Class path location of the PostgreSQL migration scripts.
+	 * Class path location of the PostgreSQL migration scripts: {@code V<n>__<what>.sql},
+	 * applied in the order of {@code n}, with the placeholders {@code ${table_name}} (the
+	 * optionally schema-qualified table name) and {@code ${table_simple_name}} (the same
+	 * without its schema), in Flyway's syntax.
 	 */
 	public static final String LOCATION = "classpath:dev/idempotency/spring/store/jdbc/migration/postgresql";
 
@@ -70,6 +86,8 @@ public class JdbcIdempotencySchemaInitializer {
 	// arbitrary, fixed: identifies the library's migration among advisory locks
 	private static final long MIGRATION_LOCK_ID = 0x1de4_7e9c_0000_0000L;
 
+	private static final Pattern SCRIPT_NAME = Pattern.compile("V(\\d+)__.+\\.sql");
+
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencySchemaInitializer.class);
 
 	private final DataSource dataSource;
@@ -77,6 +95,8 @@ public class JdbcIdempotencySchemaInitializer {
 	private TableName table = TableName.parse(TableName.DEFAULT);
 
 	private @Nullable String historyTable;
+
+	private ClassLoader classLoader = JdbcIdempotencySchemaInitializer.class.getClassLoader();
 
 	/**
 	 * Create an initializer.
@@ -105,7 +125,8 @@ public class JdbcIdempotencySchemaInitializer {
 	 * Set the name of the library's Flyway history table. Defaults to
 	 * {@value #DEFAULT_HISTORY_TABLE} for the default records table, and to the records
 	 * table's name followed by {@code _schema_history} for any other, so that two records
-	 * tables in one schema keep separate histories.
+	 * tables in one schema keep separate histories. Without Flyway there is no history
+	 * table.
 	 * @param historyTable an unqualified SQL identifier, never {@code null}
 	 * @throws IllegalArgumentException if the name is not a plain SQL identifier
 	 */
@@ -115,6 +136,15 @@ public class JdbcIdempotencySchemaInitializer {
 			throw new IllegalArgumentException("'historyTable' must not name a schema; it lives with the table");
 		}
 		this.historyTable = name.simpleName();
+	}
+
+	/**
+	 * Set the class loader in which Flyway is looked for and the scripts are read: the
+	 * application's, when it differs from the one that loaded this class.
+	 * @param classLoader the class loader, never {@code null}
+	 */
+	public void setClassLoader(ClassLoader classLoader) {
+		this.classLoader = Objects.requireNonNull(classLoader, "'classLoader' must not be null");
 	}
 
 	/**
@@ -130,30 +160,130 @@ public class JdbcIdempotencySchemaInitializer {
 	}
 
 	/**
+	 * Return the migration scripts, in the order they apply, with their placeholders
+	 * replaced for the configured table: the DDL that {@link #initialize()} runs.
+	 * @return the scripts' SQL, oldest first
+	 */
+	public List<String> getScripts() {
+		return scriptResources().stream().map(this::render).toList();
+	}
+
+	/**
 	 * Apply every migration of the library that the database does not have yet. Does
 	 * nothing when the schema is up to date.
-	 * @throws org.flywaydb.core.api.FlywayException if the migration fails
+	 * @throws IllegalStateException if the database cannot be reached or locked
+	 * @throws RuntimeException if a migration fails (Flyway's {@code FlywayException}, or
+	 * Spring's {@code ScriptException} without Flyway)
 	 */
 	public void initialize() {
-		// Instances that start together would race on creating and baselining the history
-		// table; a session-level advisory lock lets one migrate while the others wait and
-		// then find nothing to do. Flyway runs on that same connection, so start-up needs
-		// one connection of the pool, never a second that a busy pool may not hand out.
-		try (Connection lock = this.dataSource.getConnection()) {
-			advisoryLock(lock, "SELECT pg_advisory_lock(?)");
+		// Instances that start together would race on creating the table (and Flyway's
+		// history); a session-level advisory lock lets one migrate while the others wait
+		// and then find nothing to do. The migration runs on that same connection, so
+		// start-up needs one connection of the pool, never a second that a busy pool may
+		// not hand out.
+		try (Connection connection = this.dataSource.getConnection()) {
+			advisoryLock(connection, "SELECT pg_advisory_lock(?)");
 			try {
-				MigrateResult result = createFlyway(new SingleConnectionDataSource(lock, true)).migrate();
-				if (result.migrationsExecuted > 0 && logger.isInfoEnabled()) {
-					logger.info("Applied " + result.migrationsExecuted + " migration(s) to idempotency table '"
-							+ this.table + "', now at version " + result.targetSchemaVersion);
-				}
+				migrate(connection);
 			}
 			finally {
-				advisoryLock(lock, "SELECT pg_advisory_unlock(?)");
+				advisoryLock(connection, "SELECT pg_advisory_unlock(?)");
 			}
 		}
 		catch (SQLException ex) {
 			throw new IllegalStateException("Could not lock the idempotency schema migration", ex);
+		}
+	}
+
+	private void migrate(Connection connection) throws SQLException {
+		boolean existed = exists(connection);
+		String how;
+		if (FlywaySchemaMigration.isPresent(this.classLoader)) {
+			int executed = FlywaySchemaMigration.migrate(connection, this.table, getHistoryTable(), this.classLoader);
+			if (executed == 0) {
+				return;
+			}
+			how = executed + " migration(s) by Flyway, history table '" + getHistoryTable() + "'";
+		}
+		else {
+			runScripts(connection);
+			if (existed) {
+				logger.debug("Idempotency table '" + this.table + "' is up to date");
+				return;
+			}
+			how = "the scripts under " + LOCATION + " (Flyway is not on the class path)";
+		}
+		if (logger.isInfoEnabled()) {
+			logger.info((existed ? "Migrated" : "Created") + " idempotency table '" + this.table.simpleName()
+					+ "' in schema '" + schemaOf(connection) + "' of database '" + connection.getCatalog() + "' with "
+					+ how);
+		}
+	}
+
+	private void runScripts(Connection connection) throws SQLException {
+		String schema = this.table.schema();
+		if (schema != null) {
+			try (Statement statement = connection.createStatement()) {
+				statement.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+			}
+		}
+		for (Resource script : scriptResources()) {
+			ScriptUtils.executeSqlScript(connection,
+					new ByteArrayResource(render(script).getBytes(StandardCharsets.UTF_8), script.getDescription()));
+		}
+		if (!connection.getAutoCommit()) {
+			connection.commit();
+		}
+	}
+
+	private List<Resource> scriptResources() {
+		try {
+			Resource[] found = new PathMatchingResourcePatternResolver(this.classLoader)
+				.getResources(LOCATION + "/V*__*.sql");
+			return Arrays.stream(found)
+				.filter((resource) -> version(resource) >= 0)
+				.sorted(Comparator.comparingInt(JdbcIdempotencySchemaInitializer::version))
+				.toList();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not list the idempotency migration scripts in " + LOCATION, ex);
+		}
+	}
+
+	private static int version(Resource script) {
+		String name = script.getFilename();
+		Matcher matcher = (name != null) ? SCRIPT_NAME.matcher(name) : null;
+		return (matcher != null && matcher.matches()) ? Integer.parseInt(matcher.group(1)) : -1;
+	}
+
+	private String render(Resource script) {
+		try {
+			return script.getContentAsString(StandardCharsets.UTF_8)
+				.replace("${table_name}", this.table.qualifiedName())
+				.replace("${table_simple_name}", this.table.simpleName());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Could not read the idempotency migration script " + script, ex);
+		}
+	}
+
+	private boolean exists(Connection connection) throws SQLException {
+		try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+			statement.setString(1, this.table.qualifiedName());
+			try (ResultSet result = statement.executeQuery()) {
+				return result.next() && result.getBoolean(1);
+			}
+		}
+	}
+
+	private String schemaOf(Connection connection) throws SQLException {
+		String schema = this.table.schema();
+		if (schema != null) {
+			return schema;
+		}
+		try (Statement statement = connection.createStatement();
+				ResultSet result = statement.executeQuery("SELECT current_schema()")) {
+			return result.next() ? String.valueOf(result.getString(1)) : "?";
 		}
 	}
 
@@ -165,29 +295,6 @@ public class JdbcIdempotencySchemaInitializer {
 		if (!connection.getAutoCommit()) {
 			connection.commit();
 		}
-	}
-
-	private Flyway createFlyway(DataSource connection) {
-		FluentConfiguration configuration = Flyway.configure(JdbcIdempotencySchemaInitializer.class.getClassLoader())
-			.dataSource(connection)
-			// Flyway's own lock at session level, on the one connection it is given: a
-			// transactional lock would need a second connection
-			.configuration(Map.of("flyway.postgresql.transactional.lock", "false"))
-			.locations(LOCATION)
-			.table(getHistoryTable())
-			.placeholders(
-					Map.of("table_name", this.table.qualifiedName(), "table_simple_name", this.table.simpleName()))
-			// version 0 is below every migration of the library: a schema that already
-			// holds the application's objects is baselined without skipping any of them
-			.baselineOnMigrate(true)
-			.baselineVersion("0")
-			.baselineDescription("<< idempotency baseline >>")
-			.cleanDisabled(true);
-		String schema = this.table.schema();
-		if (schema != null) {
-			configuration.schemas(schema).defaultSchema(schema);
-		}
-		return configuration.load();
 	}
 
 }

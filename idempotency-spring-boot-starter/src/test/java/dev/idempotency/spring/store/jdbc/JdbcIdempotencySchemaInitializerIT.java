@@ -16,9 +16,15 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -29,18 +35,26 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.fail;
 
 /**
  * Tests for {@link JdbcIdempotencySchemaInitializer} on a real PostgreSQL server, next to
- * an application that migrates its own tables with Flyway.
+ * an application that migrates its own tables with Flyway, and without Flyway on the
+ * class path.
  *
  * @author Idempotency contributors
  */
 class JdbcIdempotencySchemaInitializerIT {
+
+	private static final Path DOCUMENTED_DDL = Path.of("..", "docs", "stores", "postgresql.md");
+
+	// the first SQL block after the heading of the DDL to run by hand
+	private static final Pattern BY_HAND = Pattern.compile("### By hand.*?```sql\\n(.*?)```", Pattern.DOTALL);
 
 	private static final String APPLICATION_MIGRATIONS = "classpath:dev/idempotency/spring/store/jdbc/application-migration";
 
@@ -164,6 +178,88 @@ class JdbcIdempotencySchemaInitializerIT {
 		}
 		assertThat(failures).isEmpty();
 		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL");
+	}
+
+	@Test
+	void withoutFlywayTheShippedScriptsCreateTheSameTableAndNoHistory() throws Exception {
+		List<Thread> threads = new ArrayList<>();
+		List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+		for (int i = 0; i < 4; i++) {
+			Thread thread = new Thread(() -> {
+				try {
+					withoutFlyway(new JdbcIdempotencySchemaInitializer(this.database.dataSource())).initialize();
+				}
+				catch (Throwable ex) {
+					failures.add(ex);
+				}
+			});
+			threads.add(thread);
+			thread.start();
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		assertThat(failures).isEmpty();
+		assertThat(tables()).containsExactly("idempotency_record");
+		assertThat(indexes()).contains("idempotency_record_pkey", "idempotency_record_expires_at_idx");
+		assertThat(columns(this.database.schema())).contains("takeover_at timestamp with time zone null");
+		// adding Flyway later adopts the table and records the library's history
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL");
+	}
+
+	@Test
+	void theDocumentedDdlIsTheShippedDdl() throws IOException {
+		withoutFlyway(new JdbcIdempotencySchemaInitializer(this.database.dataSource())).initialize();
+		try (PostgresTestDatabase byHand = PostgresTestDatabase.create("idem_jdbc_doc")) {
+			JdbcTemplate documented = new JdbcTemplate(byHand.dataSource());
+			for (String statement : documentedDdl().split(";")) {
+				if (!statement.isBlank()) {
+					documented.execute(statement);
+				}
+			}
+			assertThat(columns(byHand.schema())).isEqualTo(columns(this.database.schema())).isNotEmpty();
+			assertThat(constraints(byHand.schema())).isEqualTo(constraints(this.database.schema()))
+				.hasSizeGreaterThanOrEqualTo(4);
+			assertThat(indexDefinitions(byHand.schema())).isEqualTo(indexDefinitions(this.database.schema()))
+				.hasSize(2);
+		}
+	}
+
+	private static JdbcIdempotencySchemaInitializer withoutFlyway(JdbcIdempotencySchemaInitializer initializer) {
+		initializer.setClassLoader(new FilteredClassLoader("org.flywaydb"));
+		return initializer;
+	}
+
+	private static String documentedDdl() throws IOException {
+		if (!Files.isReadable(DOCUMENTED_DDL)) {
+			fail("Cannot read " + DOCUMENTED_DDL.toAbsolutePath() + ": run the tests from the module's directory");
+		}
+		Matcher matcher = BY_HAND.matcher(Files.readString(DOCUMENTED_DDL, StandardCharsets.UTF_8));
+		if (!matcher.find()) {
+			fail("No SQL block under '### By hand' in " + DOCUMENTED_DDL);
+		}
+		return matcher.group(1);
+	}
+
+	private List<String> columns(String schema) {
+		return this.jdbc.queryForList("SELECT column_name || ' ' || data_type || ' '"
+				+ " || CASE WHEN is_nullable = 'YES' THEN 'null' ELSE 'not null' END"
+				+ " FROM information_schema.columns WHERE table_schema = ? AND table_name = 'idempotency_record'"
+				+ " ORDER BY ordinal_position", String.class, schema);
+	}
+
+	private List<String> constraints(String schema) {
+		return this.jdbc.queryForList(
+				"SELECT conname || ' ' || pg_get_constraintdef(c.oid) FROM pg_constraint c"
+						+ " JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = ? ORDER BY conname",
+				String.class, schema);
+	}
+
+	private List<String> indexDefinitions(String schema) {
+		return this.jdbc
+			.queryForList("SELECT replace(indexdef, schemaname || '.', '') FROM pg_indexes WHERE schemaname = ?"
+					+ " ORDER BY indexname", String.class, schema);
 	}
 
 	private Flyway applicationFlyway(String location) {
