@@ -44,6 +44,13 @@ class InMemoryStoreConfiguration {
 
 	@Bean
 	InMemoryIdempotencyStore idempotencyStore(IdempotencyProperties properties) {
+		if (properties.getStore().getType() == StoreType.AUTO) {
+			StoreTypeCondition.logChoice("in-memory", StoreType.AUTO, "no Redis, no DataSource");
+		}
+		return inMemoryStore(properties);
+	}
+
+	static InMemoryIdempotencyStore inMemoryStore(IdempotencyProperties properties) {
 		logger.warn("Idempotency records are kept in memory (idempotency.store.type="
 				+ properties.getStore().getType().name().toLowerCase(Locale.ROOT)
 				+ "): duplicates are caught on this instance only and every record is lost on restart. "

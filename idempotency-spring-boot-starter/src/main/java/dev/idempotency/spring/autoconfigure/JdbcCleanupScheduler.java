@@ -19,6 +19,7 @@ package dev.idempotency.spring.autoconfigure;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BooleanSupplier;
 
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyCleaner;
 import org.apache.commons.logging.Log;
@@ -49,27 +50,39 @@ class JdbcCleanupScheduler implements SmartLifecycle {
 
 	private final ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
 
+	private final BooleanSupplier enabled;
+
 	private volatile boolean running;
 
 	JdbcCleanupScheduler(JdbcIdempotencyCleaner cleaner, Duration interval) {
+		this(cleaner, interval, () -> true);
+	}
+
+	// enabled: asked once, at start
+	JdbcCleanupScheduler(JdbcIdempotencyCleaner cleaner, Duration interval, BooleanSupplier enabled) {
 		if (interval.isZero() || interval.isNegative()) {
 			throw new IllegalArgumentException("idempotency.jdbc.cleanup.interval must be positive, not " + interval);
 		}
 		this.cleaner = cleaner;
 		this.interval = interval;
+		this.enabled = enabled;
 		this.scheduler.setThreadNamePrefix("idempotency-cleanup-");
 		this.scheduler.setDaemon(true);
 	}
 
 	@Override
 	public void start() {
+		this.running = true;
+		if (!this.enabled.getAsBoolean()) {
+			// no table to clean: the store does not use the database
+			return;
+		}
 		this.scheduler.initialize();
 		long period = this.interval.toMillis();
 		Instant first = this.scheduler.getClock()
 			.instant()
 			.plusMillis(ThreadLocalRandom.current().nextLong(period) + 1);
 		this.scheduler.scheduleWithFixedDelay(this::purge, first, this.interval);
-		this.running = true;
 	}
 
 	void purge() {

@@ -36,7 +36,9 @@ import org.springframework.jdbc.core.JdbcOperations;
 
 /**
  * PostgreSQL store, when a {@link DataSource} exists and {@code idempotency.store.type}
- * is {@code jdbc}, or {@code auto} without Redis.
+ * is {@code jdbc}, or {@code auto} without Redis. Whether the {@code DataSource} reaches
+ * PostgreSQL is known only once it exists: with another database {@code auto} gets the
+ * in-memory store from here, and {@code jdbc} fails start-up.
  *
  * @author Idempotency contributors
  */
@@ -48,12 +50,25 @@ import org.springframework.jdbc.core.JdbcOperations;
 @Import(JdbcStoreSupport.class)
 class JdbcStoreConfiguration {
 
+	// auto with a database the PostgreSQL store does not support: the in-memory store
 	@Bean
-	JdbcIdempotencyStore idempotencyStore(DataSource dataSource, IdempotencyProperties properties,
-			IdempotencyJdbcProperties jdbcProperties, ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
+	IdempotencyStore idempotencyStore(DataSource dataSource, IdempotencyProperties properties,
+			IdempotencyJdbcProperties jdbcProperties, JdbcDatabase database,
+			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
+		StoreType type = properties.getStore().getType();
+		if (!database.isPostgreSql()) {
+			if (type != StoreType.AUTO) {
+				database.requirePostgreSql(type);
+			}
+			StoreTypeCondition.logChoice("in-memory", type, "no Redis; the DataSource is " + database.describe()
+					+ ", which the PostgreSQL store does not support");
+			return InMemoryStoreConfiguration.inMemoryStore(properties);
+		}
 		JdbcIdempotencyStore store = JdbcStoreSupport.jdbcStore(dataSource, properties, jdbcProperties, initializer);
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
+		StoreTypeCondition.logChoice("jdbc, PostgreSQL (" + database.describe() + ")", type,
+				"a PostgreSQL DataSource present, no Redis");
 		return store;
 	}
 

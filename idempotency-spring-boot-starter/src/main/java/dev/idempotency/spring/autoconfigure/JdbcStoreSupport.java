@@ -20,6 +20,7 @@ import java.util.Locale;
 
 import javax.sql.DataSource;
 
+import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyCleaner;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
@@ -62,12 +63,26 @@ class JdbcStoreSupport {
 	// (its Flyway or Liquibase migrations), so that an application migrating an empty
 	// schema for the first time still finds it empty.
 	@Bean
+	JdbcDatabase idempotencyJdbcDatabase(DataSource dataSource) {
+		return new JdbcDatabase(dataSource);
+	}
+
+	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(OnSchemaInitialization.class)
 	@DependsOnDatabaseInitialization
 	JdbcIdempotencySchemaInitializer idempotencySchemaInitializer(DataSource dataSource,
-			IdempotencyJdbcProperties properties, ResourceLoader resourceLoader) {
+			IdempotencyJdbcProperties properties, IdempotencyProperties idempotencyProperties, JdbcDatabase database,
+			ResourceLoader resourceLoader) {
 		JdbcIdempotencySchemaInitializer initializer = new JdbcIdempotencySchemaInitializer(dataSource);
+		StoreType type = idempotencyProperties.getStore().getType();
+		if (!database.isPostgreSql()) {
+			if (type != StoreType.AUTO) {
+				database.requirePostgreSql(type);
+			}
+			// auto leaves the PostgreSQL store out: nothing to create
+			return initializer;
+		}
 		initializer.setTableName(properties.getTableName());
 		ClassLoader classLoader = resourceLoader.getClassLoader();
 		if (classLoader != null) {
@@ -87,13 +102,13 @@ class JdbcStoreSupport {
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "idempotency.jdbc.cleanup.enabled", matchIfMissing = true)
 	JdbcCleanupScheduler idempotencyCleanupScheduler(DataSource dataSource, IdempotencyJdbcProperties properties,
-			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
+			JdbcDatabase database, ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
 		// clean only once the table exists
 		initializer.getIfAvailable();
 		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(dataSource);
 		cleaner.setTableName(properties.getTableName());
 		cleaner.setBatchSize(properties.getCleanup().getBatchSize());
-		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval());
+		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval(), database::isPostgreSql);
 	}
 
 	static JdbcIdempotencyStore jdbcStore(DataSource dataSource, IdempotencyProperties properties,

@@ -48,6 +48,7 @@ class RedisStoreConfiguration {
 			ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> customizers) {
 		RedisIdempotencyStore store = redisStore(connectionFactory, properties);
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
+		StoreTypeCondition.logChoice("redis", properties.getStore().getType(), "Redis present, no DataSource");
 		return store;
 	}
 

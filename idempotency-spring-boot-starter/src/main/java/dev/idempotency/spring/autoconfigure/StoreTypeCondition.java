@@ -17,9 +17,12 @@
 package dev.idempotency.spring.autoconfigure;
 
 import java.util.EnumSet;
+import java.util.Locale;
 import java.util.Set;
 
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
@@ -41,6 +44,9 @@ abstract class StoreTypeCondition extends SpringBootCondition {
 
 	static final String PROPERTY = "idempotency.store.type";
 
+	// under the auto-configuration's name, where applications look for what it chose
+	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);
+
 	private final Set<StoreType> types;
 
 	StoreTypeCondition(StoreType first, StoreType... others) {
@@ -54,6 +60,19 @@ abstract class StoreTypeCondition extends SpringBootCondition {
 			return ConditionOutcome.match(PROPERTY + " is " + type);
 		}
 		return ConditionOutcome.noMatch(PROPERTY + " is " + type + ", not one of " + this.types);
+	}
+
+	/**
+	 * Log, once per context, which store was chosen and why.
+	 * @param store the store's name
+	 * @param type the configured store type
+	 * @param reason why, for {@code auto}: what the application has
+	 */
+	static void logChoice(String store, StoreType type, String reason) {
+		if (logger.isInfoEnabled()) {
+			logger.info("Idempotency store: " + store + " (" + PROPERTY + "=" + type.name().toLowerCase(Locale.ROOT)
+					+ ((type == StoreType.AUTO) ? ": " + reason : "") + ")");
+		}
 	}
 
 	static StoreType configuredType(ConditionContext context) {

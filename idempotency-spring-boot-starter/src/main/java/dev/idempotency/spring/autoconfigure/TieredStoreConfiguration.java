@@ -22,6 +22,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreCustomizer;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
+import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -38,7 +39,10 @@ import org.springframework.jdbc.core.JdbcOperations;
 /**
  * Tiered store (Redis in front of PostgreSQL), when both a {@link RedisConnectionFactory}
  * and a {@link DataSource} exist and {@code idempotency.store.type} is {@code tiered} or
- * {@code auto}. It is imported first, so that {@code auto} prefers it.
+ * {@code auto}. It is imported first, so that {@code auto} prefers it. Whether the
+ * {@code DataSource} reaches PostgreSQL is known only once it exists: with another
+ * database {@code auto} gets the Redis store from here, and {@code tiered} fails
+ * start-up.
  *
  * @author Idempotency contributors
  */
@@ -50,11 +54,24 @@ import org.springframework.jdbc.core.JdbcOperations;
 @Import(JdbcStoreSupport.class)
 class TieredStoreConfiguration {
 
+	// auto with a database the PostgreSQL store does not support: Redis alone
 	@Bean
-	TieredIdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, DataSource dataSource,
-			IdempotencyProperties properties, IdempotencyJdbcProperties jdbcProperties,
+	IdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, DataSource dataSource,
+			IdempotencyProperties properties, IdempotencyJdbcProperties jdbcProperties, JdbcDatabase database,
 			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
-			ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers) {
+			ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers,
+			ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> redisCustomizers) {
+		StoreType type = properties.getStore().getType();
+		if (!database.isPostgreSql()) {
+			if (type != StoreType.AUTO) {
+				database.requirePostgreSql(type);
+			}
+			StoreTypeCondition.logChoice("redis", type, "Redis present; the DataSource is " + database.describe()
+					+ ", which the PostgreSQL store does not support");
+			RedisIdempotencyStore redis = RedisStoreConfiguration.redisStore(connectionFactory, properties);
+			redisCustomizers.orderedStream().forEach((customizer) -> customizer.customize(redis));
+			return redis;
+		}
 		TieredIdempotencyStore store = new TieredIdempotencyStore(
 				RedisStoreConfiguration.redisStore(connectionFactory, properties),
 				JdbcStoreSupport.jdbcStore(dataSource, properties, jdbcProperties, initializer));
@@ -65,6 +82,8 @@ class TieredStoreConfiguration {
 		store.setOpenDuration(properties.getTiered().getOpenDuration());
 		store.setClaimMode(properties.getTiered().getClaim());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
+		StoreTypeCondition.logChoice("tiered, Redis in front of PostgreSQL (" + database.describe() + ")", type,
+				"Redis and a PostgreSQL DataSource present");
 		return store;
 	}
 

@@ -45,6 +45,8 @@ class ConfigurationDocumentationTests {
 
 	private static final String PREFIX = "idempotency.";
 
+	private static final String JDBC_PREFIX = PREFIX + "jdbc.";
+
 	private static final Path REFERENCE = Path.of("..", "docs", "configuration.md");
 
 	@Test
@@ -63,8 +65,8 @@ class ConfigurationDocumentationTests {
 	@Test
 	void metadataDefaultsAreTheDefaultsOfTheProperties() throws IOException {
 		List<Map<String, Object>> properties = JsonPath.read(Files.readString(METADATA), "$.properties[*]");
-		IdempotencyProperties defaults = new IdempotencyProperties();
-		BeanWrapper bean = new BeanWrapperImpl(defaults);
+		BeanWrapper general = new BeanWrapperImpl(new IdempotencyProperties());
+		BeanWrapper jdbc = new BeanWrapperImpl(new IdempotencyJdbcProperties());
 		ApplicationConversionService conversion = new ApplicationConversionService();
 		conversion.addConverter(new StatusSetConverter());
 		List<String> checked = new ArrayList<>();
@@ -74,7 +76,9 @@ class ConfigurationDocumentationTests {
 			if (value == null || !name.startsWith(PREFIX) || name.startsWith(PREFIX + "client.")) {
 				continue;
 			}
-			String path = beanPath(name.substring(PREFIX.length()));
+			boolean jdbcProperty = name.startsWith(JDBC_PREFIX);
+			BeanWrapper bean = jdbcProperty ? jdbc : general;
+			String path = beanPath(name.substring(jdbcProperty ? JDBC_PREFIX.length() : PREFIX.length()));
 			String text = (value instanceof List<?> list)
 					? String.join(",", list.stream().map(String::valueOf).toList()) : String.valueOf(value);
 			Object expected = conversion.convert(text, TypeDescriptor.valueOf(String.class),
@@ -84,7 +88,7 @@ class ConfigurationDocumentationTests {
 		}
 		assertThat(checked).contains("idempotency.ttl", "idempotency.non-storable-statuses", "idempotency.key-header",
 				"idempotency.filter.order", "idempotency.response-headers.default-exclude",
-				"idempotency.fingerprint.json");
+				"idempotency.fingerprint.json", "idempotency.jdbc.initialize-schema", "idempotency.jdbc.table-name");
 	}
 
 	private static String beanPath(String property) {

@@ -31,16 +31,22 @@ import dev.idempotency.spring.test.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,6 +56,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@ExtendWith(OutputCaptureExtension.class)
 class StoreAutoConfigurationIT {
 
 	private static final String SCHEMA = "it_store_config_" + Long.toHexString(System.nanoTime());
@@ -136,6 +143,57 @@ class StoreAutoConfigurationIT {
 	}
 
 	@Test
+	void autoWithAnH2DataSourceAloneLeavesItAloneAndSaysSo(CapturedOutput output) {
+		this.runner.withUserConfiguration(H2Bean.class)
+			.withClassLoader(new FilteredClassLoader("org.flywaydb"))
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
+				assertThat(h2Tables(context.getBean(DataSource.class))).isZero();
+				assertThat(context.getBean(JdbcCleanupScheduler.class).isRunning()).isTrue();
+			});
+		assertThat(output).contains(
+				"Idempotency store: in-memory (idempotency.store.type=auto: no Redis; the" + " DataSource is H2 ");
+	}
+
+	@Test
+	void autoWithRedisAndAnH2DataSourceTakesRedisAlone(CapturedOutput output) {
+		this.runner.withUserConfiguration(RedisBean.class, H2Bean.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(RedisIdempotencyStore.class);
+			assertThat(h2Tables(context.getBean(DataSource.class))).isZero();
+		});
+		assertThat(output).contains(
+				"Idempotency store: redis (idempotency.store.type=auto: Redis present; the" + " DataSource is H2 ");
+	}
+
+	@Test
+	void explicitPostgreSqlStoreOnH2FailsStartUpNamingThePropertyAndTheDatabase() {
+		for (String type : new String[] { "jdbc", "tiered" }) {
+			this.runner.withUserConfiguration(RedisBean.class, H2Bean.class)
+				.withPropertyValues("idempotency.store.type=" + type)
+				.run((context) -> assertThat(context).getFailure()
+					.rootCause()
+					.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+					.hasMessageContaining("idempotency.store.type")
+					.hasMessageContaining("'" + type + "'")
+					.hasMessageContaining("the DataSource is H2"));
+		}
+	}
+
+	@Test
+	void theChosenStoreIsLoggedWithWhy(CapturedOutput output) {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("Idempotency store: tiered, Redis in front of PostgreSQL (PostgreSQL ")
+			.contains("(idempotency.store.type=auto: Redis and a PostgreSQL DataSource present)");
+		this.runner.withUserConfiguration(RedisBean.class)
+			.withPropertyValues("idempotency.store.type=redis")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("Idempotency store: redis (idempotency.store.type=redis)");
+	}
+
+	@Test
 	void typeWhoseInfrastructureIsMissingFailsStartUp() {
 		this.runner.withUserConfiguration(DataSourceBean.class)
 			.withPropertyValues("idempotency.store.type=redis")
@@ -213,6 +271,12 @@ class StoreAutoConfigurationIT {
 		});
 	}
 
+	private static int h2Tables(DataSource h2) {
+		Integer tables = new JdbcTemplate(h2).queryForObject(
+				"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'PUBLIC'", Integer.class);
+		return (tables != null) ? tables : -1;
+	}
+
 	private static boolean tableExists() {
 		return tableExists(JdbcIdempotencyStore.DEFAULT_TABLE_NAME);
 	}
@@ -241,6 +305,16 @@ class StoreAutoConfigurationIT {
 		@Bean(destroyMethod = "")
 		DataSource dataSource() {
 			return dataSource;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class H2Bean {
+
+		@Bean(destroyMethod = "shutdown")
+		EmbeddedDatabase dataSource() {
+			return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true).build();
 		}
 
 	}
