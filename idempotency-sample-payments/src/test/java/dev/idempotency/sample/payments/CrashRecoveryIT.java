@@ -25,7 +25,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -42,20 +47,35 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * A crash in the middle of a payment: the sample runs in child JVMs from its packaged
+ * A crash in the middle of a request: the sample runs in child JVMs from its packaged
  * jar, in tiered mode (Redis in front of PostgreSQL) with a 2 s lock timeout, and one of
- * them is killed with {@code SIGKILL} while two payments are in flight, at two precise
- * points:
+ * them is killed with {@code SIGKILL} while five requests are in flight, each at a
+ * precise point. Two payments (the default mode: the handler commits on its own):
  * <ul>
  * <li>while the gateway works: the payment is recorded {@code PENDING}, nothing is
  * charged and the key's lease is held;
  * <li>after the payment is committed {@code SUCCEEDED} and charged, before the library
  * stores the response (the sample's demo-only {@code Demo-Delay-After-Commit-Ms} pause).
  * </ul>
- * The kill happens only once the database shows both states. The retries go to the other
- * instance: once the dead owner's lease has lapsed each runs the handler again, which
- * resumes the payment instead of paying twice, and every later retry replays the same
- * bytes. The database then holds exactly one payment and one gateway charge per key.
+ * Three account openings (the transactional mode: the claim, the account and the stored
+ * response commit in one transaction), paused by the demo-only
+ * {@link DemoTransactionPauses}:
+ * <ul>
+ * <li>before the handler: the key is claimed in the open transaction, nothing is written;
+ * <li>after the handler wrote the account, before the commit;
+ * <li>after the commit, before the response is written (and before Redis is completed).
+ * </ul>
+ * The kill happens only once the database shows every state: the payments' rows, the
+ * victim's two transactions open with their claims' advisory locks (one of them holding
+ * its insert into the accounts), and the third account committed.
+ * <p>
+ * The retries go to the other instance. A payment's retry, once the dead owner's lease
+ * has lapsed, runs the handler again, which resumes the payment instead of paying twice.
+ * An account's retries, raced from several threads, either open the account once
+ * (PostgreSQL rolled the dead owner's transaction back when its connection dropped) or
+ * replay the committed response without opening it again. Every later retry replays the
+ * same bytes, and the database holds exactly one payment and one gateway charge, or one
+ * account, per key: never none with a replay, never two.
  *
  * @author Idempotency contributors
  */
@@ -63,13 +83,28 @@ class CrashRecoveryIT {
 
 	private static final String SCHEMA = "crash_it_" + Long.toHexString(System.nanoTime());
 
+	private static final String VICTIM = "victim-" + SCHEMA;
+
 	private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
 
 	private static final Pattern ID = Pattern.compile("\"id\":\"([0-9a-f-]{36})\"");
 
 	private static final Pattern AMOUNT = Pattern.compile("\"amount\":(\\d+)");
 
+	private static final int RACING_RETRIES = 4;
+
 	private static final List<SampleInstance> instances = new ArrayList<>();
+
+	private static final List<CompletableFuture<HttpResponse<byte[]>>> killed = new ArrayList<>();
+
+	private static final Opening BEFORE_HANDLER = new Opening("crash-account-before-handler", 31_001,
+			DemoTransactionPauses.BEFORE_HANDLER, "before the handler");
+
+	private static final Opening BEFORE_COMMIT = new Opening("crash-account-before-commit", 32_002,
+			DemoTransactionPauses.BEFORE_COMMIT, "before the commit");
+
+	private static final Opening AFTER_COMMIT = new Opening("crash-account-after-commit", 33_003,
+			DemoTransactionPauses.AFTER_COMMIT, "after the commit");
 
 	private static DataSource dataSource;
 
@@ -79,8 +114,16 @@ class CrashRecoveryIT {
 
 	private static SampleInstance survivor;
 
+	private static SampleClient survivorClient;
+
+	private static String account;
+
+	private static String pending;
+
+	private static String committed;
+
 	@BeforeAll
-	static void startInstances() {
+	static void startInstancesAndKillOne() {
 		dataSource = SampleInstance.schemaDataSource(SCHEMA);
 		jdbc = JdbcClient.create(dataSource);
 		Path logs = SampleInstance.jar().getParent().resolve("crash-it");
@@ -89,14 +132,17 @@ class CrashRecoveryIT {
 		survivor = launch("survivor", logs);
 		victim.awaitStarted(START_TIMEOUT);
 		survivor.awaitStarted(START_TIMEOUT);
+		survivorClient = new SampleClient(survivor.port());
+		killWithRequestsInFlight(new SampleClient(victim.port()));
 	}
 
 	private static SampleInstance launch(String name, Path logs) {
 		Map<String, Object> properties = new LinkedHashMap<>(TestServers.springProperties());
 		properties.put("server.port", 0);
 		properties.put("spring.datasource.hikari.schema", SCHEMA);
-		// the server is shared: a small pool each
-		properties.put("spring.datasource.hikari.maximum-pool-size", 4);
+		// the server is shared: a small pool each, named to find its connections
+		properties.put("spring.datasource.hikari.maximum-pool-size", 8);
+		properties.put("spring.datasource.hikari.data-source-properties.ApplicationName", name + "-" + SCHEMA);
 		properties.put("spring.flyway.schemas", SCHEMA);
 		properties.put("spring.flyway.default-schema", SCHEMA);
 		properties.put("idempotency.store.type", "tiered");
@@ -111,6 +157,46 @@ class CrashRecoveryIT {
 		return instance;
 	}
 
+	private static void killWithRequestsInFlight(SampleClient victimClient) {
+		account = openAccount(survivorClient, 100_000);
+		pending = paymentJson(account, 1111, "Killed while the gateway works");
+		committed = paymentJson(account, 2222, "Killed after the commit");
+		CompletableFuture<HttpResponse<byte[]>> first = send(() -> victimClient.post("alice", "/payments", pending,
+				"Idempotency-Key", "crash-pending", "Demo-Gateway-Delay-Ms", "60000"));
+		CompletableFuture<HttpResponse<byte[]>> second = send(() -> victimClient.post("alice", "/payments", committed,
+				"Idempotency-Key", "crash-committed", "Demo-Delay-After-Commit-Ms", "60000"));
+		List<CompletableFuture<HttpResponse<byte[]>>> openings = new ArrayList<>();
+		for (Opening opening : List.of(BEFORE_HANDLER, BEFORE_COMMIT, AFTER_COMMIT)) {
+			openings.add(send(() -> victimClient.post("alice", "/accounts", opening.body(), "Idempotency-Key",
+					opening.key(), opening.pauseHeader(), "60000")));
+		}
+		awaitState("payment 'crash-pending' PENDING", () -> "PENDING".equals(status("crash-pending")), first);
+		awaitState("payment 'crash-committed' SUCCEEDED", () -> "SUCCEEDED".equals(status("crash-committed")), second);
+		List<Opening> paused = List.of(BEFORE_HANDLER, BEFORE_COMMIT, AFTER_COMMIT);
+		for (int i = 0; i < paused.size(); i++) {
+			Opening opening = paused.get(i);
+			awaitState("the pause " + opening.point() + " of '" + opening.key() + "'",
+					() -> victim.output().contains(opening.pauseLogLine()), openings.get(i));
+		}
+		awaitState("account '" + AFTER_COMMIT.key() + "' committed", () -> accounts(AFTER_COMMIT) == 1,
+				openings.get(2));
+		// the two paused transactions: open, each holding its claim's advisory lock, and
+		// only the second one holding its insert into the accounts
+		awaitState("the victim's two transactions open", () -> victimTransactions(false) == 2, openings.get(0));
+		assertThat(victimTransactions(true)).as("open transactions that wrote to the accounts").isOne();
+		assertThat(charges("crash-pending")).as("charges before the kill").isZero();
+		assertThat(charges("crash-committed")).as("charges before the kill").isOne();
+		assertThat(accounts(BEFORE_HANDLER)).as("accounts before the kill").isZero();
+		assertThat(accounts(BEFORE_COMMIT)).as("committed accounts before the kill").isZero();
+
+		assertThat(victim.kill()).as("exit status of %s", victim).isEqualTo(SampleInstance.SIGKILL_EXIT_STATUS);
+		killed.add(first);
+		killed.add(second);
+		killed.addAll(openings);
+		// its connections dropped with it: PostgreSQL ends their sessions, rolling back
+		awaitCondition("the victim's connections closed", () -> victimConnections() == 0);
+	}
+
 	@AfterAll
 	static void stopInstances() {
 		instances.forEach(SampleInstance::close);
@@ -120,29 +206,93 @@ class CrashRecoveryIT {
 	}
 
 	@Test
-	void aPaymentKilledBeforeOrAfterItsCommitIsTakenOnceAndDescribedByTheRetry() throws Exception {
-		SampleClient victimClient = new SampleClient(victim.port());
-		SampleClient survivorClient = new SampleClient(survivor.port());
-		String account = openAccount(survivorClient, 100_000);
-		String pending = paymentJson(account, 1111, "Killed while the gateway works");
-		String committed = paymentJson(account, 2222, "Killed after the commit");
+	void theKilledRequestsGetNoAnswer() {
+		killed.forEach((request) -> assertThat(request).failsWithin(Duration.ofSeconds(30)));
+	}
 
-		CompletableFuture<HttpResponse<byte[]>> first = CompletableFuture.supplyAsync(() -> victimClient.post("alice",
-				"/payments", pending, "Idempotency-Key", "crash-pending", "Demo-Gateway-Delay-Ms", "60000"));
-		CompletableFuture<HttpResponse<byte[]>> second = CompletableFuture.supplyAsync(() -> victimClient.post("alice",
-				"/payments", committed, "Idempotency-Key", "crash-committed", "Demo-Delay-After-Commit-Ms", "60000"));
-		awaitState("payment 'crash-pending' PENDING", () -> "PENDING".equals(status("crash-pending")), first);
-		awaitState("payment 'crash-committed' SUCCEEDED", () -> "SUCCEEDED".equals(status("crash-committed")), second);
-		assertThat(charges("crash-pending")).as("charges before the kill").isZero();
-		assertThat(charges("crash-committed")).as("charges before the kill").isOne();
-
-		assertThat(victim.kill()).as("exit status of %s", victim).isEqualTo(SampleInstance.SIGKILL_EXIT_STATUS);
-		assertThat(first).failsWithin(Duration.ofSeconds(30));
-		assertThat(second).failsWithin(Duration.ofSeconds(30));
-
+	@Test
+	void aPaymentKilledBeforeOrAfterItsCommitIsTakenOnceAndDescribedByTheRetry() {
 		assertRecovered(survivorClient, "crash-pending", pending, 1111);
 		assertRecovered(survivorClient, "crash-committed", committed, 2222);
 		assertThat(balance(account)).isEqualTo(100_000 - 1111 - 2222);
+	}
+
+	@Test
+	void anAccountKilledBeforeTheHandlerIsOpenedOnceByTheRetries() throws Exception {
+		assertOpenedOnceByTheRetries(BEFORE_HANDLER);
+	}
+
+	@Test
+	void anAccountKilledBeforeItsCommitIsOpenedOnceByTheRetries() throws Exception {
+		assertOpenedOnceByTheRetries(BEFORE_COMMIT);
+	}
+
+	@Test
+	void anAccountKilledAfterItsCommitIsReplayedByTheRetries() throws Exception {
+		String id = accountId(AFTER_COMMIT);
+		List<HttpResponse<byte[]>> retries = raceRetries(AFTER_COMMIT);
+		for (HttpResponse<byte[]> retry : retries) {
+			assertThat(retry.statusCode()).as(SampleClient.text(retry)).isEqualTo(201);
+			assertThat(retry.headers().firstValue("Idempotent-Replayed")).as("a retry ran the handler")
+				.contains("true");
+			assertThat(retry.body()).as("replayed bytes").isEqualTo(retries.get(0).body());
+		}
+		assertThat(match(ID, retries.get(0))).as("the replay describes the committed account").isEqualTo(id);
+		assertThat(accounts(AFTER_COMMIT)).as("accounts opened with key %s", AFTER_COMMIT.key()).isOne();
+		assertReplayed(AFTER_COMMIT, retries.get(0));
+	}
+
+	private void assertOpenedOnceByTheRetries(Opening opening) throws Exception {
+		assertThat(accounts(opening)).as("accounts of the rolled-back transaction").isZero();
+		List<HttpResponse<byte[]>> retries = raceRetries(opening);
+		List<HttpResponse<byte[]>> executed = new ArrayList<>();
+		for (HttpResponse<byte[]> retry : retries) {
+			assertThat(retry.statusCode()).as(SampleClient.text(retry)).isEqualTo(201);
+			if (retry.headers().firstValue("Idempotent-Replayed").isEmpty()) {
+				executed.add(retry);
+			}
+		}
+		assertThat(executed).as("retries that ran the handler").hasSize(1);
+		for (HttpResponse<byte[]> retry : retries) {
+			assertThat(retry.body()).as("bytes of every retry").isEqualTo(executed.get(0).body());
+		}
+		assertThat(accounts(opening)).as("accounts opened with key %s", opening.key()).isOne();
+		assertThat(match(ID, executed.get(0))).as("the retry describes the account").isEqualTo(accountId(opening));
+		assertReplayed(opening, executed.get(0));
+	}
+
+	private void assertReplayed(Opening opening, HttpResponse<byte[]> answer) {
+		HttpResponse<byte[]> replay = survivorClient.post("alice", "/accounts", opening.body(), "Idempotency-Key",
+				opening.key());
+		assertThat(replay.statusCode()).as(SampleClient.text(replay)).isEqualTo(201);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).contains("true");
+		assertThat(replay.body()).as("replayed bytes").isEqualTo(answer.body());
+		assertThat(accounts(opening)).isOne();
+	}
+
+	// Several clients retry the same key at once on the survivor, each until it is not
+	// answered 409 any more (the dead owner's Redis claim holds the key until its lease
+	// lapses, and then one retry at a time).
+	private static List<HttpResponse<byte[]>> raceRetries(Opening opening) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(RACING_RETRIES);
+		try {
+			CyclicBarrier start = new CyclicBarrier(RACING_RETRIES);
+			List<CompletableFuture<HttpResponse<byte[]>>> retries = new ArrayList<>();
+			for (int i = 0; i < RACING_RETRIES; i++) {
+				retries.add(CompletableFuture.supplyAsync(() -> {
+					await(start);
+					return retryWhileInProgress(survivorClient, "/accounts", opening.key(), opening.body());
+				}, executor));
+			}
+			List<HttpResponse<byte[]>> answers = new ArrayList<>();
+			for (CompletableFuture<HttpResponse<byte[]>> retry : retries) {
+				answers.add(retry.get());
+			}
+			return answers;
+		}
+		finally {
+			executor.shutdownNow();
+		}
 	}
 
 	private void assertRecovered(SampleClient client, String key, String body, long amount) {
@@ -168,15 +318,36 @@ class CrashRecoveryIT {
 	// the first retry after it lapses schedules the takeover one lease later (still 409),
 	// and the first retry after that takes the key over.
 	private HttpResponse<byte[]> retryUntilTheLeaseLapses(SampleClient client, String key, String body) {
+		return retryWhileInProgress(client, "/payments", key, body);
+	}
+
+	private static HttpResponse<byte[]> retryWhileInProgress(SampleClient client, String path, String key,
+			String body) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 		while (true) {
-			HttpResponse<byte[]> response = client.post("alice", "/payments", body, "Idempotency-Key", key);
+			HttpResponse<byte[]> response = client.post("alice", path, body, "Idempotency-Key", key);
 			if (response.statusCode() != 409 || System.nanoTime() > deadline) {
 				return response;
 			}
 			assertThat(SampleClient.text(response)).contains("request-in-progress");
-			pause(Duration.ofMillis(200));
+			pause(Duration.ofMillis(100));
 		}
+	}
+
+	private static CompletableFuture<HttpResponse<byte[]>> send(Supplier<HttpResponse<byte[]>> request) {
+		// a thread each: the requests must be in flight at once
+		CompletableFuture<HttpResponse<byte[]>> future = new CompletableFuture<>();
+		Thread thread = new Thread(() -> {
+			try {
+				future.complete(request.get());
+			}
+			catch (Throwable ex) {
+				future.completeExceptionally(ex);
+			}
+		}, "crash-it-request");
+		thread.setDaemon(true);
+		thread.start();
+		return future;
 	}
 
 	private static void awaitState(String description, BooleanSupplier reached,
@@ -184,14 +355,72 @@ class CrashRecoveryIT {
 		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
 		while (!reached.getAsBoolean()) {
 			if (request.isDone()) {
-				fail("The request ended before the database showed " + description + ": " + request.join().statusCode()
-						+ " " + SampleClient.text(request.join()) + "\n" + victim.output());
+				HttpResponse<byte[]> response = request.exceptionally((ex) -> null).join();
+				fail("The request ended before the state was reached, " + description + ": "
+						+ ((response != null) ? response.statusCode() + " " + SampleClient.text(response) : "it failed")
+						+ "\n" + victim.output());
 			}
 			if (System.nanoTime() > deadline) {
-				fail("The database did not show " + description + " within 60 s");
+				fail("Not reached within 60 s: " + description + "\n" + victim.output());
 			}
 			pause(Duration.ofMillis(20));
 		}
+	}
+
+	private static void awaitCondition(String description, BooleanSupplier reached) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+		while (!reached.getAsBoolean()) {
+			if (System.nanoTime() > deadline) {
+				fail("Not reached within 60 s: " + description);
+			}
+			pause(Duration.ofMillis(20));
+		}
+	}
+
+	private static void await(CyclicBarrier barrier) {
+		try {
+			barrier.await(30, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	// The victim's sessions open in a transaction and holding an advisory lock (a
+	// transactional claim), optionally only those that inserted into the accounts
+	private static long victimTransactions(boolean wroteAccounts) {
+		return jdbc.sql("""
+				SELECT count(*) FROM pg_stat_activity a
+				WHERE a.application_name = ? AND a.state = 'idle in transaction'
+					AND EXISTS (SELECT 1 FROM pg_locks l
+						WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted)
+					AND (NOT ? OR EXISTS (SELECT 1 FROM pg_locks l
+						WHERE l.pid = a.pid AND l.locktype = 'relation' AND l.granted
+							AND l.relation = 'accounts'::regclass AND l.mode = 'RowExclusiveLock'))
+				""").params(VICTIM, wroteAccounts).query(Long.class).single();
+	}
+
+	private static long victimConnections() {
+		return jdbc.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")
+			.param(VICTIM)
+			.query(Long.class)
+			.single();
+	}
+
+	// the opening balance of each opening is its own: it tells its accounts apart
+	private static long accounts(Opening opening) {
+		return jdbc.sql("SELECT count(*) FROM accounts WHERE owner = 'alice' AND balance = ?")
+			.param(opening.balance())
+			.query(Long.class)
+			.single();
+	}
+
+	private static String accountId(Opening opening) {
+		return jdbc.sql("SELECT id FROM accounts WHERE owner = 'alice' AND balance = ?")
+			.param(opening.balance())
+			.query(UUID.class)
+			.single()
+			.toString();
 	}
 
 	private static String openAccount(SampleClient client, long balance) {
@@ -258,6 +487,26 @@ class CrashRecoveryIT {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
+	}
+
+	/**
+	 * An account opening killed at one point of its transaction.
+	 *
+	 * @param key its idempotency key
+	 * @param balance its opening balance, which no other account of the test has
+	 * @param pauseHeader the demo header that pauses it at that point
+	 * @param point where it is paused, as the sample logs it
+	 */
+	private record Opening(String key, long balance, String pauseHeader, String point) {
+
+		String body() {
+			return "{\"currency\":\"EUR\",\"initialBalance\":" + this.balance + "}";
+		}
+
+		String pauseLogLine() {
+			return "Demo pause of 60000 ms " + this.point + " of POST /accounts, key '" + this.key + "'";
+		}
+
 	}
 
 }
