@@ -87,7 +87,7 @@ class DemoHeadersInterceptor implements HandlerInterceptor {
 
 	// converted as a @RequestHeader argument is, so that a malformed value gets the same
 	// 400 problem from Spring MVC's exception handling
-	private static <T> @Nullable T header(HttpServletRequest request, String name, Class<T> type) {
+	static <T> @Nullable T header(HttpServletRequest request, String name, Class<T> type) {
 		String value = request.getHeader(name);
 		if (value == null) {
 			return null;
@@ -102,7 +102,7 @@ class DemoHeadersInterceptor implements HandlerInterceptor {
 		}
 	}
 
-	private static Duration delay(@Nullable Long millis) {
+	static Duration delay(@Nullable Long millis) {
 		return Duration.ofMillis((millis != null) ? Math.min(Math.max(0, millis), MAX_DELAY_MILLIS) : 0);
 	}
 

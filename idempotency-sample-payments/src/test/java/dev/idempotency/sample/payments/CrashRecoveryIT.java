@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -39,25 +38,33 @@ import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /**
- * A crash in the middle of a payment: the sample runs in child JVMs from its packaged
+ * A crash in the middle of a request: the sample runs in child JVMs from its packaged
  * jar, in tiered mode (Redis in front of PostgreSQL) with a 2 s lock timeout, and one of
- * them is killed with {@code SIGKILL} while two payments are in flight, at two precise
- * points:
+ * them is killed with {@code SIGKILL} while five requests are in flight, each at a
+ * precise point. Two payments (the default mode: the handler commits on its own):
  * <ul>
  * <li>while the gateway works: the payment is recorded {@code PENDING}, nothing is
  * charged and the key's lease is held;
  * <li>after the payment is committed {@code SUCCEEDED} and charged, before the library
  * stores the response (the sample's demo-only {@code Demo-Delay-After-Commit-Ms} pause).
  * </ul>
- * The kill happens only once the database shows both states. The retries go to the other
- * instance: once the dead owner's lease has lapsed each runs the handler again, which
- * resumes the payment instead of paying twice, and every later retry replays the same
- * bytes. The database then holds exactly one payment and one gateway charge per key.
+ * And three account openings (the transactional mode: the claim, the account and the
+ * stored response commit in one transaction), before the handler, before the commit and
+ * after the commit ({@link AccountOpeningCrash}). The kill happens only once the database
+ * shows every state.
+ * <p>
+ * The retries go to the other instance. A payment's retry, once the dead owner's lease
+ * has lapsed, runs the handler again, which resumes the payment instead of paying twice.
+ * An account's retries, raced from several threads, wait out the dead owner's Redis
+ * claim, then open the account once (PostgreSQL rolled the dead owner's transaction back
+ * when its connection dropped) or replay the committed response without opening it again.
+ * Every later retry replays the same bytes, and the database holds exactly one payment
+ * and one gateway charge, or one account, per key: never none with a replay, never two.
  *
  * @author Idempotency contributors
+ * @see TransactionalCrashJdbcIT
  */
 class CrashRecoveryIT {
 
@@ -71,32 +78,45 @@ class CrashRecoveryIT {
 
 	private static final List<SampleInstance> instances = new ArrayList<>();
 
+	private static final List<CompletableFuture<HttpResponse<byte[]>>> killedPayments = new ArrayList<>();
+
 	private static DataSource dataSource;
 
 	private static JdbcClient jdbc;
 
 	private static SampleInstance victim;
 
-	private static SampleInstance survivor;
+	private static SampleClient survivorClient;
+
+	private static AccountOpeningCrash openings;
+
+	private static String account;
+
+	private static String pending;
+
+	private static String committed;
 
 	@BeforeAll
-	static void startInstances() {
+	static void startInstancesAndKillOne() {
 		dataSource = SampleInstance.schemaDataSource(SCHEMA);
 		jdbc = JdbcClient.create(dataSource);
 		Path logs = SampleInstance.jar().getParent().resolve("crash-it");
 		// both start at once: the second one's start-up overlaps the first one's
 		victim = launch("victim", logs);
-		survivor = launch("survivor", logs);
+		SampleInstance survivor = launch("survivor", logs);
 		victim.awaitStarted(START_TIMEOUT);
 		survivor.awaitStarted(START_TIMEOUT);
+		survivorClient = new SampleClient(survivor.port());
+		killWithRequestsInFlight(new SampleClient(victim.port()));
 	}
 
 	private static SampleInstance launch(String name, Path logs) {
 		Map<String, Object> properties = new LinkedHashMap<>(TestServers.springProperties());
 		properties.put("server.port", 0);
 		properties.put("spring.datasource.hikari.schema", SCHEMA);
-		// the server is shared: a small pool each
-		properties.put("spring.datasource.hikari.maximum-pool-size", 4);
+		// the server is shared: a small pool each, named to find its connections
+		properties.put("spring.datasource.hikari.maximum-pool-size", 8);
+		properties.put("spring.datasource.hikari.data-source-properties.ApplicationName", name + "-" + SCHEMA);
 		properties.put("spring.flyway.schemas", SCHEMA);
 		properties.put("spring.flyway.default-schema", SCHEMA);
 		properties.put("idempotency.store.type", "tiered");
@@ -111,6 +131,29 @@ class CrashRecoveryIT {
 		return instance;
 	}
 
+	private static void killWithRequestsInFlight(SampleClient victimClient) {
+		account = openAccount(survivorClient, 100_000);
+		pending = paymentJson(account, 1111, "Killed while the gateway works");
+		committed = paymentJson(account, 2222, "Killed after the commit");
+		CompletableFuture<HttpResponse<byte[]>> first = AccountOpeningCrash.send(() -> victimClient.post("alice",
+				"/payments", pending, "Idempotency-Key", "crash-pending", "Demo-Gateway-Delay-Ms", "60000"));
+		CompletableFuture<HttpResponse<byte[]>> second = AccountOpeningCrash.send(() -> victimClient.post("alice",
+				"/payments", committed, "Idempotency-Key", "crash-committed", "Demo-Delay-After-Commit-Ms", "60000"));
+		killedPayments.add(first);
+		killedPayments.add(second);
+		openings = new AccountOpeningCrash(jdbc, victim, "victim-" + SCHEMA);
+		AccountOpeningCrash.awaitState(victim, "payment 'crash-pending' PENDING",
+				() -> "PENDING".equals(status("crash-pending")), first);
+		AccountOpeningCrash.awaitState(victim, "payment 'crash-committed' SUCCEEDED",
+				() -> "SUCCEEDED".equals(status("crash-committed")), second);
+		openings.awaitPaused();
+		assertThat(charges("crash-pending")).as("charges before the kill").isZero();
+		assertThat(charges("crash-committed")).as("charges before the kill").isOne();
+
+		assertThat(victim.kill()).as("exit status of %s", victim).isEqualTo(SampleInstance.SIGKILL_EXIT_STATUS);
+		openings.awaitVictimGone();
+	}
+
 	@AfterAll
 	static void stopInstances() {
 		instances.forEach(SampleInstance::close);
@@ -120,29 +163,26 @@ class CrashRecoveryIT {
 	}
 
 	@Test
-	void aPaymentKilledBeforeOrAfterItsCommitIsTakenOnceAndDescribedByTheRetry() throws Exception {
-		SampleClient victimClient = new SampleClient(victim.port());
-		SampleClient survivorClient = new SampleClient(survivor.port());
-		String account = openAccount(survivorClient, 100_000);
-		String pending = paymentJson(account, 1111, "Killed while the gateway works");
-		String committed = paymentJson(account, 2222, "Killed after the commit");
-
-		CompletableFuture<HttpResponse<byte[]>> first = CompletableFuture.supplyAsync(() -> victimClient.post("alice",
-				"/payments", pending, "Idempotency-Key", "crash-pending", "Demo-Gateway-Delay-Ms", "60000"));
-		CompletableFuture<HttpResponse<byte[]>> second = CompletableFuture.supplyAsync(() -> victimClient.post("alice",
-				"/payments", committed, "Idempotency-Key", "crash-committed", "Demo-Delay-After-Commit-Ms", "60000"));
-		awaitState("payment 'crash-pending' PENDING", () -> "PENDING".equals(status("crash-pending")), first);
-		awaitState("payment 'crash-committed' SUCCEEDED", () -> "SUCCEEDED".equals(status("crash-committed")), second);
-		assertThat(charges("crash-pending")).as("charges before the kill").isZero();
-		assertThat(charges("crash-committed")).as("charges before the kill").isOne();
-
-		assertThat(victim.kill()).as("exit status of %s", victim).isEqualTo(SampleInstance.SIGKILL_EXIT_STATUS);
-		assertThat(first).failsWithin(Duration.ofSeconds(30));
-		assertThat(second).failsWithin(Duration.ofSeconds(30));
-
+	void aPaymentKilledBeforeOrAfterItsCommitIsTakenOnceAndDescribedByTheRetry() {
+		killedPayments.forEach((request) -> assertThat(request).failsWithin(Duration.ofSeconds(30)));
 		assertRecovered(survivorClient, "crash-pending", pending, 1111);
 		assertRecovered(survivorClient, "crash-committed", committed, 2222);
 		assertThat(balance(account)).isEqualTo(100_000 - 1111 - 2222);
+	}
+
+	@Test
+	void anAccountKilledBeforeTheHandlerIsOpenedOnceByTheRetries() {
+		openings.assertOpenedOnceByTheRetries(survivorClient, AccountOpeningCrash.BEFORE_HANDLER);
+	}
+
+	@Test
+	void anAccountKilledBeforeItsCommitIsOpenedOnceByTheRetries() {
+		openings.assertOpenedOnceByTheRetries(survivorClient, AccountOpeningCrash.BEFORE_COMMIT);
+	}
+
+	@Test
+	void anAccountKilledAfterItsCommitIsReplayedByTheRetries() {
+		openings.assertReplayedByTheRetries(survivorClient);
 	}
 
 	private void assertRecovered(SampleClient client, String key, String body, long amount) {
@@ -168,30 +208,7 @@ class CrashRecoveryIT {
 	// the first retry after it lapses schedules the takeover one lease later (still 409),
 	// and the first retry after that takes the key over.
 	private HttpResponse<byte[]> retryUntilTheLeaseLapses(SampleClient client, String key, String body) {
-		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-		while (true) {
-			HttpResponse<byte[]> response = client.post("alice", "/payments", body, "Idempotency-Key", key);
-			if (response.statusCode() != 409 || System.nanoTime() > deadline) {
-				return response;
-			}
-			assertThat(SampleClient.text(response)).contains("request-in-progress");
-			pause(Duration.ofMillis(200));
-		}
-	}
-
-	private static void awaitState(String description, BooleanSupplier reached,
-			CompletableFuture<HttpResponse<byte[]>> request) {
-		long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-		while (!reached.getAsBoolean()) {
-			if (request.isDone()) {
-				fail("The request ended before the database showed " + description + ": " + request.join().statusCode()
-						+ " " + SampleClient.text(request.join()) + "\n" + victim.output());
-			}
-			if (System.nanoTime() > deadline) {
-				fail("The database did not show " + description + " within 60 s");
-			}
-			pause(Duration.ofMillis(20));
-		}
+		return AccountOpeningCrash.retryWhileInProgress(client, "/payments", key, body);
 	}
 
 	private static String openAccount(SampleClient client, long balance) {
@@ -248,16 +265,6 @@ class CrashRecoveryIT {
 			.param(UUID.fromString(account))
 			.query(Long.class)
 			.single();
-	}
-
-	private static void pause(Duration duration) {
-		try {
-			Thread.sleep(duration.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
 	}
 
 }

@@ -32,8 +32,8 @@ import org.springframework.test.context.DynamicPropertySource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The demo request headers with {@code payments.demo.enabled=false}: a payment that sends
- * them is taken as if it did not.
+ * The demo request headers with {@code payments.demo.enabled=false}: a payment or an
+ * account opening that sends them is taken as if it did not.
  *
  * @author Idempotency contributors
  */
@@ -59,8 +59,11 @@ class DemoHeadersDisabledIT {
 	@Test
 	void demoHeadersDoNothing() {
 		SampleClient client = new SampleClient(this.port);
+		// honoured, any pause would outlast the client's 60 s time-out
 		HttpResponse<byte[]> opened = client.post("alice", "/accounts",
-				"{\"currency\":\"EUR\",\"initialBalance\":10000}", "Idempotency-Key", "account-" + UUID.randomUUID());
+				"{\"currency\":\"EUR\",\"initialBalance\":10000}", "Idempotency-Key", "account-" + UUID.randomUUID(),
+				"Demo-Pause-Before-Handler-Ms", "60000", "Demo-Pause-Before-Commit-Ms", "60000",
+				"Demo-Pause-After-Commit-Ms", "60000");
 		assertThat(opened.statusCode()).isEqualTo(201);
 		Matcher account = ID.matcher(SampleClient.text(opened));
 		assertThat(account.find()).isTrue();
