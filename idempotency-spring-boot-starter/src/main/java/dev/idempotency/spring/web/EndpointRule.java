@@ -27,6 +27,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
+import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * An idempotent endpoint declared by configuration ({@code idempotency.endpoints}) rather
@@ -100,6 +101,31 @@ public final class EndpointRule {
 			return this.endpoint;
 		}
 		return null;
+	}
+
+	// Whether some request of a handler mapping with these methods (empty: all) and path
+	// patterns could match this rule: in either direction, since a rule may name one
+	// path of a templated mapping or cover several mappings with a wildcard.
+	boolean mayMatch(Set<String> mappingMethods, Set<String> mappingPatterns) {
+		if (!mappingMethods.isEmpty() && mappingMethods.stream().noneMatch(this.methods::contains)) {
+			return false;
+		}
+		for (String mappingPattern : mappingPatterns) {
+			PathContainer mappingPath = PathContainer.parsePath(mappingPattern);
+			if (this.pattern.matches(mappingPath)) {
+				return true;
+			}
+			try {
+				if (PathPatternParser.defaultInstance.parse(mappingPattern).matches(PathContainer.parsePath(path()))) {
+					return true;
+				}
+			}
+			catch (PatternParseException ex) {
+				// a pattern of the legacy syntax: no judgement, no warning
+				return true;
+			}
+		}
+		return false;
 	}
 
 	@Override

@@ -28,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 
@@ -183,9 +184,47 @@ public final class HandlerMappingEndpointResolver
 			}
 		}
 		this.index = new Index(idempotent, this.rules, legacyPathHelper, byHandler);
-		if (logger.isDebugEnabled()) {
-			logger
-				.debug("Idempotent endpoints: " + idempotent.size() + " mapping(s), " + this.rules.size() + " rule(s)");
+		describe(idempotent, others);
+	}
+
+	// One INFO line with what is protected, and a warning for each configured rule that
+	// no handler mapping can match: the requests it was meant for are not protected.
+	private void describe(List<Mapping> idempotent, List<Mapping> others) {
+		if (logger.isInfoEnabled()) {
+			// by path, then method: the order a reader looks for them in
+			List<String[]> described = new ArrayList<>();
+			for (Mapping mapping : idempotent) {
+				IdempotentEndpoint endpoint = mapping.endpoint;
+				Set<RequestMethod> methods = mapping.info.getMethodsCondition().getMethods();
+				String path = String.join(" | ", new TreeSet<>(patternsOf(mapping.info)));
+				String method = methods.isEmpty() ? "*" : methods.stream().map(Enum::name).sorted().toList().toString();
+				String policy = (endpoint != null)
+						? endpoint.policy() + "'" + (endpoint.required() ? "" : ", key optional") : "?'";
+				described.add(new String[] { path, method, method + " " + path + " -> policy '" + policy });
+			}
+			described.sort(Comparator.comparing((String[] entry) -> entry[0]).thenComparing((entry) -> entry[1]));
+			List<String> endpoints = new ArrayList<>();
+			described.forEach((entry) -> endpoints.add(entry[2]));
+			for (EndpointRule rule : this.rules) {
+				endpoints.add(rule.methods().stream().sorted().toList() + " " + rule.path() + " -> policy '"
+						+ rule.endpoint().policy() + "' (idempotency.endpoints)");
+			}
+			logger.info(endpoints.isEmpty()
+					? "No idempotent endpoints: no handler is annotated with @Idempotent and idempotency.endpoints"
+							+ " is empty"
+					: "Idempotent endpoints (" + endpoints.size() + "): " + String.join("; ", endpoints));
+		}
+		for (EndpointRule rule : this.rules) {
+			boolean matched = false;
+			for (List<Mapping> mappings : List.of(idempotent, others)) {
+				for (Mapping mapping : mappings) {
+					matched = matched || rule.mayMatch(methodNames(mapping.info), patternsOf(mapping.info));
+				}
+			}
+			if (!matched) {
+				logger.warn("Rule " + rule + " of idempotency.endpoints matches no handler mapping: the requests it"
+						+ " was meant for are not protected; check its methods and path");
+			}
 		}
 	}
 

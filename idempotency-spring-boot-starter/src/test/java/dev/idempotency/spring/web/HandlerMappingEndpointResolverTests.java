@@ -19,10 +19,13 @@ package dev.idempotency.spring.web;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableWebApplicationContext;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.webmvc.autoconfigure.DispatcherServletAutoConfiguration;
 import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.http.HttpHeaders;
@@ -45,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@ExtendWith(OutputCaptureExtension.class)
 class HandlerMappingEndpointResolverTests {
 
 	private static final IdempotentEndpoint DEFAULT = new IdempotentEndpoint("default", true);
@@ -54,6 +58,31 @@ class HandlerMappingEndpointResolverTests {
 				DispatcherServletAutoConfiguration.class))
 		.withUserConfiguration(OrderController.class, AccountController.class)
 		.withPropertyValues("idempotency.policies.accounts.ttl=1h");
+
+	@Test
+	void theProtectedEndpointsAreListedAtStartUp(CapturedOutput output) {
+		this.runner.withPropertyValues("idempotency.endpoints[0].methods=PUT", "idempotency.endpoints[0].path=/ping")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("Idempotent endpoints (")
+			.contains("[POST] /orders -> policy 'default'")
+			.contains("[POST] /orders/{id}/items -> policy 'default'")
+			.contains("[PATCH] /accounts/{id} -> policy 'accounts', key optional")
+			.contains("[PUT] /ping -> policy 'default' (idempotency.endpoints)");
+	}
+
+	@Test
+	void aRuleThatMatchesNoHandlerIsReported(CapturedOutput output) {
+		this.runner
+			.withPropertyValues("idempotency.endpoints[0].methods=POST", "idempotency.endpoints[0].path=/oders/**",
+					"idempotency.endpoints[1].methods=POST", "idempotency.endpoints[1].path=/orders/7/items",
+					"idempotency.endpoints[2].methods=POST", "idempotency.endpoints[2].path=/orders/*/items",
+					"idempotency.endpoints[3].methods=DELETE", "idempotency.endpoints[3].path=/ping")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("Rule [POST] /oders/** -> ")
+			.contains("Rule [DELETE] /ping -> ")
+			.doesNotContain("Rule [POST] /orders/7/items -> ")
+			.doesNotContain("Rule [POST] /orders/*/items -> ");
+	}
 
 	@Test
 	void literalAndPatternMappingsAreResolved() {
