@@ -45,8 +45,6 @@ class ConfigurationDocumentationTests {
 
 	private static final String PREFIX = "idempotency.";
 
-	private static final String JDBC_PREFIX = PREFIX + "jdbc.";
-
 	private static final Path REFERENCE = Path.of("..", "docs", "configuration.md");
 
 	@Test
@@ -66,7 +64,9 @@ class ConfigurationDocumentationTests {
 	void metadataDefaultsAreTheDefaultsOfTheProperties() throws IOException {
 		List<Map<String, Object>> properties = JsonPath.read(Files.readString(METADATA), "$.properties[*]");
 		BeanWrapper general = new BeanWrapperImpl(new IdempotencyProperties());
-		BeanWrapper jdbc = new BeanWrapperImpl(new IdempotencyJdbcProperties());
+		// the settings bound by classes of their own, by prefix
+		Map<String, BeanWrapper> own = Map.of(PREFIX + "jdbc.", new BeanWrapperImpl(new IdempotencyJdbcProperties()),
+				PREFIX + "reactive.", new BeanWrapperImpl(new IdempotencyReactiveProperties()));
 		ApplicationConversionService conversion = new ApplicationConversionService();
 		conversion.addConverter(new StatusSetConverter());
 		List<String> checked = new ArrayList<>();
@@ -76,9 +76,9 @@ class ConfigurationDocumentationTests {
 			if (value == null || !name.startsWith(PREFIX) || name.startsWith(PREFIX + "client.")) {
 				continue;
 			}
-			boolean jdbcProperty = name.startsWith(JDBC_PREFIX);
-			BeanWrapper bean = jdbcProperty ? jdbc : general;
-			String path = beanPath(name.substring(jdbcProperty ? JDBC_PREFIX.length() : PREFIX.length()));
+			String prefix = own.keySet().stream().filter(name::startsWith).findFirst().orElse(PREFIX);
+			BeanWrapper bean = own.getOrDefault(prefix, general);
+			String path = beanPath(name.substring(prefix.length()));
 			String text = (value instanceof List<?> list)
 					? String.join(",", list.stream().map(String::valueOf).toList()) : String.valueOf(value);
 			Object expected = conversion.convert(text, TypeDescriptor.valueOf(String.class),
@@ -88,7 +88,8 @@ class ConfigurationDocumentationTests {
 		}
 		assertThat(checked).contains("idempotency.ttl", "idempotency.non-storable-statuses", "idempotency.key-header",
 				"idempotency.filter.order", "idempotency.response-headers.default-exclude",
-				"idempotency.fingerprint.json", "idempotency.jdbc.initialize-schema", "idempotency.jdbc.table-name");
+				"idempotency.fingerprint.json", "idempotency.jdbc.initialize-schema", "idempotency.jdbc.table-name",
+				"idempotency.reactive.fail-on-unprotected-handlers");
 	}
 
 	private static String beanPath(String property) {
