@@ -24,6 +24,7 @@ import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
@@ -37,6 +38,7 @@ import jakarta.servlet.ServletRequestListener;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -154,6 +156,9 @@ public final class IdempotencyAutoConfiguration {
 				"org.springframework.transaction.PlatformTransactionManager",
 				FilterConfiguration.class.getClassLoader());
 
+		// where a request without a principal is likely one that should have had one
+		private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
+
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
@@ -171,6 +176,10 @@ public final class IdempotencyAutoConfiguration {
 			}
 			filter.setKeyHeader(properties.getKeyHeader());
 			filter.setScopeResolver(scopeResolver);
+			ClassLoader classLoader = (beanFactory instanceof ConfigurableBeanFactory configurable)
+					? configurable.getBeanClassLoader() : null;
+			filter.setAnonymousRequests(ClassUtils.isPresent(SECURITY_CONTEXT, classLoader)
+					? properties.getAnonymousRequests() : AnonymousRequests.ALLOW);
 			filter.setProblemTypeBase(properties.getProblemTypeBase());
 			filter.setExpiresHeader(properties.isExpiresHeader());
 			filter.setClientTtlHeader(properties.getClientTtlHeader());

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
+import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 
@@ -57,6 +58,14 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 	 * principal, else global.
 	 */
 	private @Nullable String scopeHeader;
+
+	/**
+	 * What happens, when Spring Security is on the class path, to a request to an
+	 * idempotent endpoint that has no authenticated principal (and no scope header
+	 * value), whose key falls into the global scope shared by every anonymous caller:
+	 * 'allow' it silently, 'warn' once per policy, or 'reject' it with a 403 problem.
+	 */
+	private AnonymousRequests anonymousRequests = AnonymousRequests.WARN;
 
 	/**
 	 * Base of the 'type' URIs of the problem details the filter answers with; the
@@ -129,6 +138,14 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 	public void setScopeHeader(@Nullable String scopeHeader) {
 		this.scopeHeader = scopeHeader;
+	}
+
+	public AnonymousRequests getAnonymousRequests() {
+		return this.anonymousRequests;
+	}
+
+	public void setAnonymousRequests(AnonymousRequests anonymousRequests) {
+		this.anonymousRequests = anonymousRequests;
 	}
 
 	public String getProblemTypeBase() {

@@ -21,6 +21,8 @@ import java.util.Collection;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyScopes;
@@ -147,6 +149,11 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private IdempotencyScopeResolver scopeResolver = new DefaultIdempotencyScopeResolver();
 
+	private AnonymousRequests anonymousRequests = AnonymousRequests.ALLOW;
+
+	// the policies whose anonymous requests were warned about: one line each
+	private final Set<String> anonymousWarned = ConcurrentHashMap.newKeySet();
+
 	private String problemTypeBase = DEFAULT_PROBLEM_TYPE_BASE;
 
 	private boolean expiresHeader = true;
@@ -201,6 +208,28 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		Objects.requireNonNull(scopeResolver, "'scopeResolver' must not be null");
 		this.scopeResolver = (scopeResolver instanceof DefaultIdempotencyScopeResolver) ? scopeResolver
 				: (request) -> IdempotencyScopes.custom(scopeResolver.resolveScope(request));
+	}
+
+	/**
+	 * Set what happens to a request without an authenticated principal, whose key the
+	 * scope resolver puts in the global scope. Defaults to
+	 * {@link AnonymousRequests#ALLOW}; the auto-configuration sets
+	 * {@code idempotency.anonymous-requests} when Spring Security is on the class path.
+	 * It applies to a request whose key is in the global scope and that has no principal,
+	 * whichever scope resolver gave the scope.
+	 * @param anonymousRequests what to do, never {@code null}
+	 */
+	public void setAnonymousRequests(AnonymousRequests anonymousRequests) {
+		this.anonymousRequests = Objects.requireNonNull(anonymousRequests, "'anonymousRequests' must not be null");
+	}
+
+	/**
+	 * Return what happens to a request without an authenticated principal.
+	 * @return the setting
+	 * @see #setAnonymousRequests(AnonymousRequests)
+	 */
+	public AnonymousRequests getAnonymousRequests() {
+		return this.anonymousRequests;
 	}
 
 	/**
@@ -332,11 +361,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				request, policy);
 		try (Observation.Scope scope = observation.openScope()) {
 			String clientKey = readKey(keyValues, request, response, observation);
-			BufferedRequestWrapper buffered = (clientKey != null)
+			String keyScope = (clientKey != null) ? scope(request, response, policy, observation) : null;
+			BufferedRequestWrapper buffered = (keyScope != null)
 					? buffer(clientKey, policy, request, response, observation) : null;
 			if (buffered != null) {
-				// else the key or the body was refused with a problem
-				IdempotencyKey key = key(clientKey, request);
+				// else the key, the caller or the body was refused with a problem
+				IdempotencyKey key = key(keyScope, clientKey, request);
 				RequestFingerprint fingerprint = fingerprint(buffered, policy);
 				IdempotencyPolicy requestPolicy = this.clientTtlHeader.policy(request, policy);
 				if (policy.transactional()) {
@@ -408,9 +438,32 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		return buffered;
 	}
 
-	private IdempotencyKey key(String clientKey, HttpServletRequest request) {
-		IdempotencyKey key = new IdempotencyKey(IdempotencyScopes.storable(this.scopeResolver.resolveScope(request)),
-				clientKey);
+	// the scope of the request's key, or null once an anonymous caller is refused
+	private @Nullable String scope(HttpServletRequest request, HttpServletResponse response, EndpointPolicy policy,
+			RequestObservation observation) throws IOException {
+		String scope = IdempotencyScopes.storable(this.scopeResolver.resolveScope(request));
+		if (this.anonymousRequests == AnonymousRequests.ALLOW || !scope.equals(IdempotencyKey.GLOBAL_SCOPE)
+				|| request.getUserPrincipal() != null) {
+			return scope;
+		}
+		if (this.anonymousRequests == AnonymousRequests.REJECT) {
+			observation.outcome(IdempotencyOutcome.UNAUTHENTICATED);
+			this.problems.unauthenticated(request, response);
+			return null;
+		}
+		if (this.anonymousWarned.add(policy.name()) && logger.isWarnEnabled()) {
+			logger.warn("A request to an idempotent endpoint of policy '" + policy.name() + "' (" + request.getMethod()
+					+ " " + request.getRequestURI() + ") has no authenticated principal: its key is in the global"
+					+ " scope, shared by every anonymous caller. If an authentication filter of the application"
+					+ " runs after this filter (idempotency.filter.order), order it first; set"
+					+ " idempotency.anonymous-requests=reject to refuse such requests, or allow if the endpoint is"
+					+ " meant for anonymous callers. Logged once per policy.");
+		}
+		return scope;
+	}
+
+	private IdempotencyKey key(String scope, String clientKey, HttpServletRequest request) {
+		IdempotencyKey key = new IdempotencyKey(scope, clientKey);
 		request.setAttribute(KEY_ATTRIBUTE, key);
 		return key;
 	}

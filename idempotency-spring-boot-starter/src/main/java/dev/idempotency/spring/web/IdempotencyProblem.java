@@ -40,6 +40,13 @@ public enum IdempotencyProblem {
 	KEY_INVALID("idempotency-key-invalid", 400, "Invalid idempotency key"),
 
 	/**
+	 * The request has no authenticated principal, and the filter is configured to refuse
+	 * such requests rather than keep their keys in the global scope (403); see
+	 * {@link AnonymousRequests#REJECT}.
+	 */
+	UNAUTHENTICATED("idempotency-unauthenticated", 403, "Authenticated caller required"),
+
+	/**
 	 * The request body is larger than the policy's {@code max-request-body} (413).
 	 */
 	REQUEST_TOO_LARGE("idempotency-request-too-large", 413, "Request body too large"),

@@ -60,6 +60,13 @@ final class ProblemResponses {
 		this.writer.write(request, response, IdempotencyProblem.KEY_INVALID, this.keyInvalidDetail, null, null, -1);
 	}
 
+	void unauthenticated(HttpServletRequest request, HttpServletResponse response) throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.UNAUTHENTICATED,
+				"Requests to this endpoint must come from an authenticated caller: an idempotency key of an"
+						+ " anonymous caller would be shared with every other anonymous caller.",
+				null, null, -1);
+	}
+
 	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, String key, int maxRequestBody)
 			throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.REQUEST_TOO_LARGE, "The request body exceeds the "

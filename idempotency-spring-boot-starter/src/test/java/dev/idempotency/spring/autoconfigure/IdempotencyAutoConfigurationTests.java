@@ -31,6 +31,7 @@ import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.EndpointPolicy;
@@ -146,6 +147,19 @@ class IdempotencyAutoConfigurationTests {
 				assertThat(fingerprinter.isCanonicalizeJson()).isFalse();
 				assertThat(fingerprinter.getExcludedJsonPointers()).containsExactly("/sentAt", "/items/0/ref");
 			});
+	}
+
+	@Test
+	void anonymousRequestsAreWarnedAboutWithSpringSecurityAndLeftAloneWithout() {
+		this.runner.run((context) -> assertThat(context.getBean(IdempotencyFilter.class).getAnonymousRequests())
+			.isEqualTo(AnonymousRequests.WARN));
+		this.runner.withPropertyValues("idempotency.anonymous-requests=reject")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class).getAnonymousRequests())
+				.isEqualTo(AnonymousRequests.REJECT));
+		this.runner.withClassLoader(new FilteredClassLoader("org.springframework.security"))
+			.withPropertyValues("idempotency.anonymous-requests=reject")
+			.run((context) -> assertThat(context.getBean(IdempotencyFilter.class).getAnonymousRequests())
+				.isEqualTo(AnonymousRequests.ALLOW));
 	}
 
 	@Test

@@ -25,6 +25,7 @@ import java.util.Optional;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyScopes;
 import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
@@ -40,7 +41,10 @@ import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
@@ -54,6 +58,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  *
  * @author Idempotency contributors
  */
+@ExtendWith(OutputCaptureExtension.class)
 class IdempotencyFilterTests {
 
 	private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
@@ -83,6 +88,46 @@ class IdempotencyFilterTests {
 		this.filter.doFilter(request, response, chain);
 		assertThat(chain.getRequest()).isSameAs(request);
 		assertThat(chain.getResponse()).isSameAs(response);
+	}
+
+	@Test
+	void anonymousRequestsAreAllowedInTheGlobalScopeByDefault() throws Exception {
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		this.filter.doFilter(request("anon-1"), response, new MockFilterChain());
+		assertThat(response.getStatus()).isEqualTo(200);
+		assertThat(this.store.find(IdempotencyKey.global("anon-1"))).isPresent();
+	}
+
+	@Test
+	void anonymousRequestsCanBeRejectedBeforeTheirKeyIsLookedAt() throws Exception {
+		this.filter.setAnonymousRequests(AnonymousRequests.REJECT);
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		MockFilterChain chain = new MockFilterChain();
+		this.filter.doFilter(request("anon-2"), response, chain);
+		assertThat(response.getStatus()).isEqualTo(403);
+		assertThat(response.getContentType()).isEqualTo("application/problem+json");
+		assertThat(response.getContentAsString()).contains("idempotency-unauthenticated");
+		assertThat(chain.getRequest()).isNull();
+		assertThat(this.store.find(IdempotencyKey.global("anon-2"))).isEmpty();
+		// an authenticated caller is not affected
+		MockHttpServletRequest authenticated = request("anon-2");
+		authenticated.setUserPrincipal(() -> "alice");
+		MockHttpServletResponse accepted = new MockHttpServletResponse();
+		this.filter.doFilter(authenticated, accepted, new MockFilterChain());
+		assertThat(accepted.getStatus()).isEqualTo(200);
+		assertThat(this.store.find(new IdempotencyKey(IdempotencyScopes.principal("alice"), "anon-2"))).isPresent();
+	}
+
+	@Test
+	void anonymousRequestsCanBeWarnedAboutOncePerPolicy(CapturedOutput output) throws Exception {
+		this.filter.setAnonymousRequests(AnonymousRequests.WARN);
+		for (String key : new String[] { "anon-3", "anon-4" }) {
+			MockHttpServletResponse response = new MockHttpServletResponse();
+			this.filter.doFilter(request(key), response, new MockFilterChain());
+			assertThat(response.getStatus()).isEqualTo(200);
+		}
+		assertThat(output.getAll().split("has no authenticated principal", -1)).hasSize(2);
+		assertThat(output).contains("policy 'default'").contains("idempotency.anonymous-requests=reject");
 	}
 
 	@Test

@@ -61,6 +61,11 @@ public enum IdempotencyOutcome {
 	INVALID_KEY,
 
 	/**
+	 * The request has no authenticated principal and such requests are refused (403).
+	 */
+	UNAUTHENTICATED,
+
+	/**
 	 * The request body exceeds the policy's maximum (413).
 	 */
 	TOO_LARGE,
