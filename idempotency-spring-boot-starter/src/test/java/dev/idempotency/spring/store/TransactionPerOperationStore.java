@@ -59,6 +59,8 @@ public final class TransactionPerOperationStore implements IdempotencyStore {
 
 	private final PlatformTransactionManager manager;
 
+	private final boolean rollback;
+
 	/**
 	 * Create a store that runs each operation of the delegate in a transaction.
 	 * @param delegate the store, whose operations must join the transactions of the
@@ -66,8 +68,24 @@ public final class TransactionPerOperationStore implements IdempotencyStore {
 	 * @param manager the transaction manager of the delegate's data source
 	 */
 	public TransactionPerOperationStore(IdempotencyStore delegate, PlatformTransactionManager manager) {
+		this(delegate, manager, false);
+	}
+
+	private TransactionPerOperationStore(IdempotencyStore delegate, PlatformTransactionManager manager,
+			boolean rollback) {
 		this.delegate = Objects.requireNonNull(delegate, "'delegate' must not be null");
 		this.manager = Objects.requireNonNull(manager, "'manager' must not be null");
+		this.rollback = rollback;
+	}
+
+	/**
+	 * Return a store that runs each operation as this one does, but rolls its transaction
+	 * back instead of committing it: what an operation leaves behind then shows whether
+	 * it joined the transaction.
+	 * @return the store that rolls back
+	 */
+	public TransactionPerOperationStore rollingBack() {
+		return new TransactionPerOperationStore(this.delegate, this.manager, true);
 	}
 
 	/**
@@ -133,7 +151,12 @@ public final class TransactionPerOperationStore implements IdempotencyStore {
 				this.manager.rollback(status);
 				throw ex;
 			}
-			this.manager.commit(status);
+			if (this.rollback) {
+				this.manager.rollback(status);
+			}
+			else {
+				this.manager.commit(status);
+			}
 			return result;
 		}
 		finally {

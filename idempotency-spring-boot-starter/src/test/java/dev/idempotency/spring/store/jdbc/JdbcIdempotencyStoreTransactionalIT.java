@@ -16,10 +16,11 @@
 
 package dev.idempotency.spring.store.jdbc;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.store.AbstractIdempotencyStoreTests;
@@ -88,9 +89,25 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 	}
 
 	// the cases above would pass on auto-committed operations too: this one shows that
-	// the operations join the transaction
+	// the operations of the store under test join their transactions
 	@Test
 	void claimOfARolledBackTransactionLeavesNothing() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		TransactionPerOperationStore rollingBack = ((TransactionPerOperationStore) store()).rollingBack();
+		assertThat(rollingBack.acquire(key, fingerprint("a"), token, LONG_LEASE, LONG_TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(store().find(key)).isEmpty();
+		OwnerToken next = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint("b"), next, LONG_LEASE, LONG_TTL))
+			.isEqualTo(new AcquireResult.Acquired(next));
+		assertThat(rollingBack.complete(key, next, response(201, "{}"), LONG_TTL)).isTrue();
+		assertThat(store().find(key)).get()
+			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.PROCESSING));
+	}
+
+	@Test
+	void claimNotYetCommittedIsHeldWithoutItsFingerprint() {
 		IdempotencyStore store = ((TransactionPerOperationStore) store()).delegate();
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
@@ -101,20 +118,19 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 				assertThat(store.acquire(key, fingerprint, token, LONG_LEASE, LONG_TTL))
 					.isEqualTo(new AcquireResult.Acquired(token));
 				// another claimant, on a thread and in a transaction of its own, finds
-				// the key held: it cannot see the fingerprint of an uncommitted claim
+				// the key held: it cannot read the fingerprint of an uncommitted claim
 				AcquireResult other = CompletableFuture
 					.supplyAsync(
 							() -> store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
 					.join();
 				assertThat(other).isInstanceOfSatisfying(AcquireResult.InProgress.class,
 						(inProgress) -> assertThat(inProgress.retryAfter()).isEqualTo(LONG_LEASE));
-				status.setRollbackOnly();
 			}
 		});
-		assertThat(store().find(key)).isEmpty();
-		OwnerToken next = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint, next, Duration.ofSeconds(1), LONG_TTL))
-			.isEqualTo(new AcquireResult.Acquired(next));
+		// committed, the fingerprint is known
+		assertThat(store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
+			.isInstanceOf(AcquireResult.Mismatch.class);
+		assertThat(store().find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
 	}
 
 }

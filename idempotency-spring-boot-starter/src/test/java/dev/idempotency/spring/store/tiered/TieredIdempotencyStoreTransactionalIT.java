@@ -162,6 +162,31 @@ class TieredIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTest
 			.isEqualTo(new AcquireResult.Acquired(next));
 	}
 
+	// the operations of the store under test join their transactions: a completion
+	// rolled back leaves the claim processing in PostgreSQL and nothing in Redis
+	@Test
+	void completionOfARolledBackTransactionLeavesTheClaimProcessing() {
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		RequestFingerprint fingerprint = fingerprint("a");
+		assertThat(store().acquire(key, fingerprint, token, LONG_LEASE, LONG_TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		TransactionPerOperationStore rollingBack = ((TransactionPerOperationStore) store()).rollingBack();
+		assertThat(rollingBack.complete(key, token, response(201, "rolled back"), LONG_TTL)).isTrue();
+		assertThat(this.fast.find(key)).isEmpty();
+		assertThat(store().find(key)).get().satisfies((record) -> {
+			assertThat(record.status()).isEqualTo(IdempotencyStatus.PROCESSING);
+			assertThat(record.owner()).isEqualTo(token);
+		});
+		assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LONG_LEASE, LONG_TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		StoredResponse response = response(201, "committed");
+		assertThat(store().complete(key, token, response, LONG_TTL)).isTrue();
+		assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LONG_LEASE, LONG_TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(response));
+	}
+
 	private static void deleteRedisKeys() {
 		try (RedisConnection connection = redis.getConnection()) {
 			List<byte[]> keys = new ArrayList<>();
