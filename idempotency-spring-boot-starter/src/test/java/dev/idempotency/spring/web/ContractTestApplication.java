@@ -38,6 +38,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.HttpStatus;
@@ -73,7 +75,16 @@ class ContractTestApplication {
 
 	static final Executor ASYNC = Executors.newCachedThreadPool();
 
+	/**
+	 * Wraps the store in an {@link OutageSimulatingStore}, unless
+	 * {@code contract.outage=data-source}: the transactional variants of the contract
+	 * simulate the outage in the store's data source instead
+	 * ({@link OutageSimulatingDataSource}), since the start-up of the transactional mode
+	 * needs the store bean itself to be the PostgreSQL or tiered store.
+	 * @return the post-processor
+	 */
 	@Bean
+	@ConditionalOnProperty(name = "contract.outage", havingValue = "store", matchIfMissing = true)
 	static BeanPostProcessor outageSimulation() {
 		return new BeanPostProcessor() {
 
@@ -305,6 +316,24 @@ class ContractTestApplication {
 				java.util.Arrays.fill(chunk, (byte) ('a' + (i / chunk.length) % 26));
 				response.getOutputStream().write(chunk, 0, Math.min(chunk.length, size - i));
 			}
+		}
+
+	}
+
+	/**
+	 * The asynchronous handlers, of the default policy. Left out when every policy is
+	 * transactional ({@code idempotency.transactional=true}): an asynchronous handler of
+	 * a transactional policy fails start-up, since its work would run outside the
+	 * request's transaction.
+	 */
+	@RestController
+	@ConditionalOnBooleanProperty(name = "idempotency.transactional", havingValue = false, matchIfMissing = true)
+	static class AsyncController {
+
+		private final HandlerCounter counter;
+
+		AsyncController(HandlerCounter counter) {
+			this.counter = counter;
 		}
 
 		@PostMapping("/async/callable")

@@ -1,0 +1,65 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.spring.store.tiered.TieredClaimMode;
+import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import dev.idempotency.spring.test.TestServers;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The HTTP contract over the tiered store with the durable claim (Redis in front of
+ * PostgreSQL) in the transactional mode, on real servers.
+ *
+ * @author Idempotency contributors
+ */
+@Import(TieredTransactionalHttpContractIT.Redis.class)
+@TestPropertySource(properties = { "idempotency.store.type=tiered", "idempotency.redis.key-prefix=it-http-tiered-tx:",
+		"spring.data.redis.repositories.enabled=false" })
+class TieredTransactionalHttpContractIT extends AbstractTransactionalHttpContractIT {
+
+	@Test
+	void usesTheTieredStoreWithTheDurableClaim() {
+		assertThat(this.store).isInstanceOfSatisfying(TieredIdempotencyStore.class, (store) -> {
+			assertThat(store.getClaimMode()).isEqualTo(TieredClaimMode.DURABLE);
+			assertThat(store.getDurableTier()).isInstanceOfSatisfying(JdbcIdempotencyStore.class, (durable) -> {
+				assertThat(durable.isTransactionalClaims()).isTrue();
+				assertThat(durable.getDataSource()).isSameAs(this.dataSource);
+			});
+		});
+	}
+
+	@TestConfiguration(proxyBeanMethods = false)
+	static class Redis {
+
+		@Bean(destroyMethod = "destroy")
+		LettuceConnectionFactory redisConnectionFactory() {
+			return TestServers.redis().connectionFactory();
+		}
+
+	}
+
+}
