@@ -253,6 +253,35 @@ class TransactionalModeConnectionsIT {
 		assertThat(entries(key)).isOne();
 	}
 
+	@Test
+	void databaseThatStopsAnsweringAtTheCommitEndsTheRequestWithAProblemAndTheHandlerRunsOnce() throws Exception {
+		String key = newKey();
+		// the completion is written, the COMMIT is about to be sent
+		controller().beforeCommit(key, this.proxy::pause);
+		HttpResponse<String> hung;
+		long started = System.nanoTime();
+		try {
+			hung = post(key, Map.of());
+		}
+		finally {
+			this.proxy.resume();
+		}
+		Duration waited = Duration.ofNanos(System.nanoTime() - started);
+		assertStoreUnavailable(hung);
+		assertThat(hung.body()).doesNotContain("\"entries\"");
+		assertThat(waited).isGreaterThanOrEqualTo(Duration.ofSeconds(SOCKET_TIMEOUT_SECONDS - 1)).isLessThan(BOUND);
+		// the COMMIT reaches the server once the network is back, or never: the outcome
+		// is unknown, and either way the handler's work persists at most once
+		HttpResponse<String> retry = awaitNotInFlight(key);
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+		assertThat(recordStatus(key)).isEqualTo("C");
+		HttpResponse<String> replay = post(key, Map.of());
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replay.body()).isEqualTo(retry.body());
+		assertThat(entries(key)).isOne();
+	}
+
 	private List<CompletableFuture<HttpResponse<String>>> holdRequests(List<String> keys, Map<String, String> headers)
 			throws InterruptedException {
 		LedgerController controller = controller();

@@ -36,6 +36,8 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -118,6 +120,8 @@ class TransactionalTestApplication {
 
 		private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
 
+		private final Map<String, Runnable> beforeCommit = new ConcurrentHashMap<>();
+
 		LedgerController(Ledger ledger, PlatformTransactionManager transactionManager, DataSource dataSource) {
 			this.ledger = ledger;
 			this.transactionTemplate = new TransactionTemplate(transactionManager);
@@ -147,6 +151,17 @@ class TransactionalTestApplication {
 			}
 			if (audit) {
 				this.ledger.audit(key);
+			}
+			Runnable action = this.beforeCommit.remove(key);
+			if (action != null) {
+				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+					@Override
+					public void beforeCommit(boolean readOnly) {
+						action.run();
+					}
+
+				});
 			}
 			switch (mode) {
 				case "slow" -> Thread.sleep(200);
@@ -179,6 +194,13 @@ class TransactionalTestApplication {
 
 		void release(String key) {
 			this.gates.get(key).countDown();
+		}
+
+		// the next request with this key runs the action just before its commit, after
+		// its
+		// response was stored
+		void beforeCommit(String key, Runnable action) {
+			this.beforeCommit.put(key, action);
 		}
 
 	}
