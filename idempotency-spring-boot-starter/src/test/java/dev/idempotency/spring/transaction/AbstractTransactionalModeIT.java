@@ -241,7 +241,9 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> failed = post(this.a, key, "commit", "break-commit");
 		assertThat(failed.statusCode()).isEqualTo(503);
 		assertThat(failed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		assertThat(failed.body()).contains("store-unavailable").doesNotContain("\"entries\"");
+		assertThat(failed.body()).contains("store-unavailable")
+			.contains("was not processed")
+			.doesNotContain("\"entries\"");
 		assertThat(failed.headers().firstValue("Retry-After")).isPresent();
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();

@@ -267,8 +267,13 @@ class TransactionalModeConnectionsIT {
 			this.proxy.resume();
 		}
 		Duration waited = Duration.ofNanos(System.nanoTime() - started);
-		assertStoreUnavailable(hung);
-		assertThat(hung.body()).doesNotContain("\"entries\"");
+		assertThat(hung.statusCode()).isEqualTo(503);
+		assertThat(hung.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(hung.headers().firstValue("Retry-After")).isPresent();
+		// not "not processed": the COMMIT was sent, its answer never came
+		assertThat(hung.body()).contains("idempotency-store-unavailable")
+			.contains("whether it was processed is unknown")
+			.doesNotContain("\"entries\"");
 		assertThat(waited).isGreaterThanOrEqualTo(Duration.ofSeconds(SOCKET_TIMEOUT_SECONDS - 1)).isLessThan(BOUND);
 		// the COMMIT reaches the server once the network is back, or never: the outcome
 		// is unknown, and either way the handler's work persists at most once
