@@ -218,6 +218,38 @@ class TransactionalModeConnectionsIT {
 	}
 
 	@Test
+	void requestsThatEachNeedASecondConnectionOfAnExhaustedPoolEndInsteadOfDeadlocking() throws Exception {
+		List<String> keys = List.of(newKey(), newKey());
+		List<CompletableFuture<HttpResponse<String>>> holders = holdRequests(keys, Map.of("X-Audit", "true"));
+		int failed = 0;
+		try {
+			assertThat(this.appDataSource.getHikariPoolMXBean().getActiveConnections()).isEqualTo(POOL_SIZE);
+			// each waits for the connection the other holds
+			releaseAll(keys);
+			for (int i = 0; i < keys.size(); i++) {
+				String key = keys.get(i);
+				int status = holders.get(i).get(BOUND.toSeconds(), TimeUnit.SECONDS).statusCode();
+				// one may get the connection the other gave up on time-out
+				assertThat(status).isIn(201, 500);
+				boolean created = status == 201;
+				failed += created ? 0 : 1;
+				assertThat(entries(key)).isEqualTo(created ? 1 : 0);
+				assertThat(audits(key)).isEqualTo(created ? 1 : 0);
+				assertThat(recordStatus(key)).isEqualTo(created ? "C" : null);
+			}
+		}
+		finally {
+			releaseAll(keys);
+		}
+		assertThat(failed).isPositive();
+		for (String key : keys) {
+			assertThat(post(key, Map.of("X-Audit", "true")).statusCode()).isEqualTo(201);
+			assertThat(entries(key)).isOne();
+			assertThat(audits(key)).isOne();
+		}
+	}
+
+	@Test
 	void databaseThatStopsAnsweringDuringTheHandlerEndsTheRequestWithAProblemAndTheRetryRunsOnce() throws Exception {
 		String key = newKey();
 		List<CompletableFuture<HttpResponse<String>>> holders = holdRequests(List.of(key), Map.of());
