@@ -28,6 +28,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -51,6 +52,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -64,13 +66,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * within about that time instead of waiting for ever; a database that stops answering
  * while a request's transaction is open is bounded by the driver's socket timeout
  * ({@value #SOCKET_TIMEOUT_SECONDS} s). Each time nothing of the failed request persists
- * and the retry runs the handler once. The application's pool goes through the proxy; the
- * test counts rows through a pool of its own.
+ * and the retry runs the handler once. The application's pool goes through the proxy
+ * (Redis, for the tiered store, does not); the test counts rows through a pool of its
+ * own.
  *
  * @author Idempotency contributors
  */
 @TestInstance(Lifecycle.PER_CLASS)
-class TransactionalModeConnectionsIT {
+abstract class AbstractTransactionalModeConnectionsIT {
 
 	private static final int POOL_SIZE = 2;
 
@@ -83,7 +86,11 @@ class TransactionalModeConnectionsIT {
 
 	private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-	private final String schema = "it_tx_pool_" + Long.toHexString(System.nanoTime());
+	private final String schema = "it_tx_pool_" + storeType() + "_" + Long.toHexString(System.nanoTime());
+
+	private final String prefix = "it-tx-pool-" + storeType() + "-" + Long.toHexString(System.nanoTime()) + ":";
+
+	private @Nullable LettuceConnectionFactory redis;
 
 	private HikariDataSource testDataSource;
 
@@ -94,6 +101,12 @@ class TransactionalModeConnectionsIT {
 	private HikariDataSource appDataSource;
 
 	private ConfigurableApplicationContext app;
+
+	/**
+	 * Return the store type the application uses.
+	 * @return {@code jdbc} or {@code tiered}
+	 */
+	abstract String storeType();
 
 	@BeforeAll
 	void start() throws IOException {
@@ -122,11 +135,18 @@ class TransactionalModeConnectionsIT {
 		// answering
 		config.addDataSourceProperty("socketTimeout", String.valueOf(SOCKET_TIMEOUT_SECONDS));
 		this.appDataSource = new HikariDataSource(config);
+		if (storeType().equals("tiered")) {
+			this.redis = TestServers.redis().connectionFactory();
+		}
 		this.app = startApplication(this.appDataSource);
 	}
 
 	@AfterAll
 	void stop() {
+		if (this.redis != null) {
+			deleteRedisKeys(this.redis);
+		}
+		// the application destroys the connection factory it was given
 		if (this.app != null) {
 			this.app.close();
 		}
@@ -373,12 +393,20 @@ class TransactionalModeConnectionsIT {
 						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
 						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration");
 		properties.put("spring.data.redis.repositories.enabled", "false");
-		properties.put("idempotency.store.type", "jdbc");
+		properties.put("idempotency.store.type", storeType());
+		properties.put("idempotency.redis.key-prefix", this.prefix);
 		properties.put("idempotency.policies.ledger.transactional", "true");
 		properties.put("idempotency.policies.ledger.lock-timeout", "5s");
+		LettuceConnectionFactory redis = this.redis;
 		return new SpringApplicationBuilder(TransactionalTestApplication.class).properties(properties)
-			.initializers((context) -> ((GenericApplicationContext) context).registerBean("dataSource",
-					DataSource.class, () -> dataSource, (definition) -> definition.setDestroyMethodName("")))
+			.initializers((context) -> {
+				GenericApplicationContext generic = (GenericApplicationContext) context;
+				if (redis != null) {
+					generic.registerBean("redisConnectionFactory", LettuceConnectionFactory.class, () -> redis);
+				}
+				generic.registerBean("dataSource", DataSource.class, () -> dataSource,
+						(definition) -> definition.setDestroyMethodName(""));
+			})
 			.run();
 	}
 
@@ -413,6 +441,15 @@ class TransactionalModeConnectionsIT {
 				"SELECT status::text FROM idempotency_record WHERE idem_key = ? AND expires_at > now()", String.class,
 				key);
 		return statuses.isEmpty() ? null : statuses.get(0);
+	}
+
+	private void deleteRedisKeys(LettuceConnectionFactory redis) {
+		try (var connection = redis.getConnection()) {
+			Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
+			if (keys != null && !keys.isEmpty()) {
+				connection.keyCommands().del(keys.toArray(new byte[0][]));
+			}
+		}
 	}
 
 	private static String newKey() {
