@@ -17,6 +17,7 @@
 package dev.idempotency.spring.web;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 
 import dev.idempotency.core.HttpHeader;
@@ -56,10 +57,12 @@ import org.springframework.web.util.WebUtils;
  * {@link RequestTransaction}: the transaction commits once the response is stored, before
  * the response is written, and is rolled back whenever the key is released. A response
  * that does not commit never reaches the client: it is answered with the
- * {@code idempotency-store-unavailable} problem, and nothing of the request persisted.
- * Such an execution neither waits for an error dispatch (the error page of a
- * {@code sendError} is not stored: the key is released) nor streams a body over the limit
- * (the handler's write fails), since either would answer the client before the commit.
+ * {@code idempotency-store-unavailable} problem, and nothing of the request persisted;
+ * when the connection failed during the commit, so that the transaction may have
+ * committed all the same, the problem says that the outcome is unknown. Such an execution
+ * neither waits for an error dispatch (the error page of a {@code sendError} is not
+ * stored: the key is released) nor streams a body over the limit (the handler's write
+ * fails), since either would answer the client before the commit.
  *
  * @author Idempotency contributors
  */
@@ -274,14 +277,24 @@ final class PendingExecution {
 	private boolean endTransaction(CompletionOutcome outcome, HttpServletRequest request,
 			CapturingResponseWrapper capture) throws IOException {
 		RequestTransaction transaction = this.transaction;
+		boolean outcomeUnknown = false;
 		if (outcome == CompletionOutcome.STORED) {
 			Exception failure = transaction.commit();
 			if (failure == null) {
 				return true;
 			}
-			logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name()
-					+ "') did not commit: nothing of the request persisted, and the client is answered that it"
-					+ " was not processed", failure);
+			outcomeUnknown = RequestTransaction.isOutcomeUnknown(failure);
+			if (outcomeUnknown) {
+				logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name()
+						+ "') lost its connection during the commit: whether it committed is unknown (a retry is"
+						+ " answered with the stored response if it did, or runs the handler again), and the client"
+						+ " is answered so", failure);
+			}
+			else {
+				logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name()
+						+ "') did not commit: nothing of the request persisted, and the client is answered that it"
+						+ " was not processed", failure);
+			}
 			this.observation.error(failure);
 			this.observation.completionOverridden(CompletionOutcome.FAILED);
 		}
@@ -296,8 +309,13 @@ final class PendingExecution {
 		// fenced or not written: the response describes work that was rolled back
 		HttpServletResponse response = (HttpServletResponse) capture.getResponse();
 		response.reset();
-		this.problems.storeUnavailable(request, response, this.execution.key().key(),
-				ProblemResponses.wholeSeconds(this.execution.policy().unavailableRetryAfter()));
+		Duration retryAfter = ProblemResponses.wholeSeconds(this.execution.policy().unavailableRetryAfter());
+		if (outcomeUnknown) {
+			this.problems.commitOutcomeUnknown(request, response, this.execution.key().key(), retryAfter);
+		}
+		else {
+			this.problems.storeUnavailable(request, response, this.execution.key().key(), retryAfter);
+		}
 		return false;
 	}
 

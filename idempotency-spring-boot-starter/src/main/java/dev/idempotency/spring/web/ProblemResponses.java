@@ -106,6 +106,16 @@ final class ProblemResponses {
 				key, retryAfter, -1);
 	}
 
+	void commitOutcomeUnknown(HttpServletRequest request, HttpServletResponse response, String key, Duration retryAfter)
+			throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.STORE_UNAVAILABLE,
+				"The connection to the idempotency store failed while the request was being committed, so whether "
+						+ "it was processed is unknown; retry after " + retryAfter.getSeconds()
+						+ " second(s) with the same key: the retry is answered with the request's response if it was "
+						+ "processed, or processes it.",
+				key, retryAfter, -1);
+	}
+
 	void notApplied(HttpServletRequest request, HttpServletResponse response) throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.NOT_APPLIED,
 				"This endpoint is idempotent, but the server did not recognise this request as one of its "

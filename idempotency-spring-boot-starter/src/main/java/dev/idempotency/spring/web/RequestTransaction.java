@@ -16,6 +16,9 @@
 
 package dev.idempotency.spring.web;
 
+import java.io.IOException;
+import java.sql.SQLException;
+
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.TransactionalClaims;
 import org.apache.commons.logging.Log;
@@ -113,6 +116,30 @@ final class RequestTransaction {
 		finally {
 			this.claims.close();
 		}
+	}
+
+	/**
+	 * Return whether a failure of {@link #commit()} leaves the outcome of the transaction
+	 * unknown: the connection failed (an I/O error, a connection exception of SQLState
+	 * class {@code 08}, or an error of the driver or the pool without a SQLState, such as
+	 * the closed connection that a rollback after a failed commit finds), so the
+	 * {@code COMMIT} may have been applied by the server all the same. A failure that the
+	 * server reported (a deferred constraint) or a transaction marked rollback-only
+	 * rolled the transaction back.
+	 * @param failure what {@link #commit()} returned
+	 * @return {@code true} if the transaction may have committed
+	 */
+	static boolean isOutcomeUnknown(Exception failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof IOException) {
+				return true;
+			}
+			if (cause instanceof SQLException sql
+					&& (sql.getSQLState() == null || sql.getSQLState().startsWith("08"))) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

@@ -50,6 +50,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestInstance.Lifecycle;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -65,8 +67,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * PostgreSQL (and Redis, for the tiered store): the claim, the handler's own writes and
  * the stored response commit together or not at all, a duplicate of a request whose
  * transaction is still open is answered at once from any instance, and nothing of a
- * request whose response was not stored persists. A handler run is a row of the ledger:
- * the tests count them.
+ * request whose response was not stored persists, whichever way the handler writes. A
+ * handler run is a row of the ledger: the tests count them.
  *
  * @author Idempotency contributors
  */
@@ -240,7 +242,9 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> failed = post(this.a, key, "commit", "break-commit");
 		assertThat(failed.statusCode()).isEqualTo(503);
 		assertThat(failed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		assertThat(failed.body()).contains("store-unavailable").doesNotContain("\"entries\"");
+		assertThat(failed.body()).contains("store-unavailable")
+			.contains("was not processed")
+			.doesNotContain("\"entries\"");
 		assertThat(failed.headers().firstValue("Retry-After")).isPresent();
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
@@ -256,6 +260,57 @@ abstract class AbstractTransactionalModeIT {
 		assertThat(retry.statusCode()).isEqualTo(201);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(entries(key)).isOne();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "service", "template", "client" })
+	void eachWayOfWritingCommitsWithTheStoredResponse(String write) throws Exception {
+		String key = newKey();
+		HttpResponse<String> first = post(this.a, key, "style", Map.of("X-Write", write));
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+		assertThat(recordStatus(key)).isEqualTo("C");
+		HttpResponse<String> retry = post(this.b, key, "style", Map.of("X-Write", write));
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(entries(key)).isOne();
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "service", "template", "client" })
+	void eachWayOfWritingRollsBackWithAFailedHandler(String write) throws Exception {
+		String thrown = newKey();
+		assertThat(post(this.a, thrown, "style", Map.of("X-Write", write, "X-Mode", "fail")).statusCode())
+			.isEqualTo(500);
+		String busy = newKey();
+		assertThat(post(this.a, busy, "style", Map.of("X-Write", write, "X-Mode", "unavailable")).statusCode())
+			.isEqualTo(503);
+		for (String key : List.of(thrown, busy)) {
+			assertThat(entries(key)).isZero();
+			assertThat(recordStatus(key)).isNull();
+			HttpResponse<String> retry = post(this.b, key, "style", Map.of("X-Write", write));
+			assertThat(retry.statusCode()).isEqualTo(201);
+			assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+			assertThat(entries(key)).isOne();
+		}
+	}
+
+	@Test
+	void requiresNewWriteLeavesTheRequestsTransactionAndSurvivesItsRollback() throws Exception {
+		String key = newKey();
+		HttpResponse<String> failed = post(this.a, key, "audited", Map.of("X-Audit", "true", "X-Mode", "fail"));
+		assertThat(failed.statusCode()).isEqualTo(500);
+		assertThat(entries(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		// committed on its own: not part of the atomic unit
+		assertThat(audits(key)).isOne();
+		assertThat(post(this.b, key, "audited", Map.of("X-Audit", "true")).statusCode()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+		assertThat(audits(key)).isEqualTo(2);
+		HttpResponse<String> replay = post(this.a, key, "audited", Map.of("X-Audit", "true"));
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(audits(key)).isEqualTo(2);
 	}
 
 	private ConfigurableApplicationContext start(String instance) {
@@ -285,14 +340,17 @@ abstract class AbstractTransactionalModeIT {
 
 	private HttpResponse<String> post(ConfigurableApplicationContext instance, String key, String body, String mode)
 			throws IOException, InterruptedException {
+		return post(instance, key, body, mode.isEmpty() ? Map.of() : Map.of("X-Mode", mode));
+	}
+
+	private HttpResponse<String> post(ConfigurableApplicationContext instance, String key, String body,
+			Map<String, String> headers) throws IOException, InterruptedException {
 		int port = ((WebServerApplicationContext) instance).getWebServer().getPort();
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ledger"))
 			.header("Content-Type", "text/plain")
 			.header("Idempotency-Key", key)
 			.POST(BodyPublishers.ofString(body, StandardCharsets.UTF_8));
-		if (!mode.isEmpty()) {
-			request.header("X-Mode", mode);
-		}
+		headers.forEach(request::header);
 		return this.client.send(request.build(), BodyHandlers.ofString(StandardCharsets.UTF_8));
 	}
 
@@ -302,6 +360,11 @@ abstract class AbstractTransactionalModeIT {
 
 	private long entries(String key) {
 		Long count = this.jdbc.queryForObject("SELECT count(*) FROM ledger_entry WHERE idem_key = ?", Long.class, key);
+		return (count != null) ? count : 0;
+	}
+
+	private long audits(String key) {
+		Long count = this.jdbc.queryForObject("SELECT count(*) FROM audit_entry WHERE idem_key = ?", Long.class, key);
 		return (count != null) ? count : 0;
 	}
 

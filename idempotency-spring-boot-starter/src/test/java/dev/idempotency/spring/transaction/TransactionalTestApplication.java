@@ -21,6 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import javax.sql.DataSource;
+
 import dev.idempotency.spring.web.Idempotent;
 
 import org.springframework.boot.SpringBootConfiguration;
@@ -29,8 +31,14 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -38,9 +46,14 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * An application instance for the tests of the transactional mode: a ledger whose one
- * idempotent endpoint writes an entry through a {@code @Transactional} service, so that a
- * handler run shows as a row, and which the test can make slow, fail, answer 503 or write
- * a row that fails the commit.
+ * idempotent endpoint writes an entry, so that a handler run shows as a row, and which
+ * the test can make slow, fail, answer 503 or write a row that fails the commit.
+ * <p>
+ * The {@code X-Write} header picks how the handler writes its entry: through a
+ * {@code @Transactional} service ({@code service}, the default), a
+ * {@code TransactionTemplate} ({@code template}) or a bare {@code JdbcClient} call
+ * ({@code client}). With {@code X-Audit: true} the handler also writes an audit row
+ * through a {@code REQUIRES_NEW} method, after the test released it.
  *
  * @author Idempotency contributors
  */
@@ -53,6 +66,10 @@ class TransactionalTestApplication {
 				id bigserial PRIMARY KEY,
 				idem_key text NOT NULL,
 				body text NOT NULL
+			);
+			CREATE TABLE IF NOT EXISTS audit_entry (
+				id bigserial PRIMARY KEY,
+				idem_key text NOT NULL
 			);
 			CREATE TABLE IF NOT EXISTS commit_guard (
 				value int,
@@ -76,6 +93,12 @@ class TransactionalTestApplication {
 			return (entries != null) ? entries : 0;
 		}
 
+		// its own transaction, on a second connection: it leaves the request's
+		@Transactional(propagation = Propagation.REQUIRES_NEW)
+		void audit(String key) {
+			this.jdbc.update("INSERT INTO audit_entry (idem_key) VALUES (?)", key);
+		}
+
 		// a deferred unique constraint, broken twice over: the commit fails
 		@Transactional
 		void breakTheCommit() {
@@ -89,19 +112,35 @@ class TransactionalTestApplication {
 
 		private final Ledger ledger;
 
+		private final TransactionTemplate transactionTemplate;
+
+		private final JdbcClient jdbcClient;
+
 		private final Map<String, CountDownLatch> entered = new ConcurrentHashMap<>();
 
 		private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
 
-		LedgerController(Ledger ledger) {
+		private final Map<String, Runnable> beforeCommit = new ConcurrentHashMap<>();
+
+		LedgerController(Ledger ledger, PlatformTransactionManager transactionManager, DataSource dataSource) {
 			this.ledger = ledger;
+			this.transactionTemplate = new TransactionTemplate(transactionManager);
+			// no annotation, no template: it joins the transaction bound to the thread
+			this.jdbcClient = JdbcClient.create(dataSource);
 		}
 
 		@PostMapping(path = "/ledger", produces = MediaType.APPLICATION_JSON_VALUE)
 		@Idempotent("ledger")
 		ResponseEntity<String> post(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
-				@RequestHeader(name = "X-Mode", defaultValue = "") String mode) throws InterruptedException {
-			long entries = this.ledger.record(key, body);
+				@RequestHeader(name = "X-Mode", defaultValue = "") String mode,
+				@RequestHeader(name = "X-Write", defaultValue = "service") String write,
+				@RequestHeader(name = "X-Audit", defaultValue = "false") boolean audit) throws InterruptedException {
+			long entries = switch (write) {
+				case "service" -> this.ledger.record(key, body);
+				case "template" -> this.transactionTemplate.execute((status) -> this.ledger.record(key, body));
+				case "client" -> recordWithClient(key, body);
+				default -> throw new IllegalArgumentException("Unknown X-Write " + write);
+			};
 			CountDownLatch entered = this.entered.get(key);
 			if (entered != null) {
 				entered.countDown();
@@ -109,6 +148,20 @@ class TransactionalTestApplication {
 			CountDownLatch gate = this.gates.get(key);
 			if (gate != null && !gate.await(60, TimeUnit.SECONDS)) {
 				throw new IllegalStateException("The test never released key " + key);
+			}
+			if (audit) {
+				this.ledger.audit(key);
+			}
+			Runnable action = this.beforeCommit.remove(key);
+			if (action != null) {
+				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+					@Override
+					public void beforeCommit(boolean readOnly) {
+						action.run();
+					}
+
+				});
 			}
 			switch (mode) {
 				case "slow" -> Thread.sleep(200);
@@ -124,6 +177,11 @@ class TransactionalTestApplication {
 				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
 		}
 
+		private long recordWithClient(String key, String body) {
+			this.jdbcClient.sql("INSERT INTO ledger_entry (idem_key, body) VALUES (?, ?)").params(key, body).update();
+			return this.jdbcClient.sql("SELECT count(*) FROM ledger_entry").query(Long.class).single();
+		}
+
 		// the next request with this key waits in the handler, after its write
 		void hold(String key) {
 			this.entered.put(key, new CountDownLatch(1));
@@ -136,6 +194,13 @@ class TransactionalTestApplication {
 
 		void release(String key) {
 			this.gates.get(key).countDown();
+		}
+
+		// the next request with this key runs the action just before its commit, after
+		// its
+		// response was stored
+		void beforeCommit(String key, Runnable action) {
+			this.beforeCommit.put(key, action);
 		}
 
 	}

@@ -89,6 +89,16 @@ class ProblemResponsesTests {
 	}
 
 	@Test
+	void commitOutcomeUnknownSaysThatTheRetryIsAnsweredEitherWay() throws Exception {
+		this.problems.commitOutcomeUnknown(this.request, this.response, "k-1", Duration.ofSeconds(5));
+		assertProblem(503, "idempotency-store-unavailable", "Idempotency store unavailable",
+				"The connection to the idempotency store failed while the request was being committed, so whether "
+						+ "it was processed is unknown; retry after 5 second(s) with the same key: the retry is "
+						+ "answered with the request's response if it was processed, or processes it.");
+		assertThat(this.response.getHeader("Retry-After")).isEqualTo("5");
+	}
+
+	@Test
 	void unreadableResponseHasNoOriginalStatus() throws Exception {
 		this.problems.responseUnreadable(this.request, this.response, "k-1");
 		assertProblem(410, "response-not-replayable", "Response not replayable",
