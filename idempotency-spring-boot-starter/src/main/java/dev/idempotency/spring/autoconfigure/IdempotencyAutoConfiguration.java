@@ -52,6 +52,7 @@ import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
@@ -92,6 +93,7 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @ConditionalOnWebApplication(type = Type.SERVLET)
 @ConditionalOnClass({ DispatcherType.class, RequestMappingInfoHandlerMapping.class })
 @EnableConfigurationProperties(IdempotencyProperties.class)
+@ImportRuntimeHints(IdempotencyRuntimeHints.class)
 @Import({ TieredStoreConfiguration.class, RedisStoreConfiguration.class, JdbcStoreConfiguration.class,
 		InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
 public final class IdempotencyAutoConfiguration {
