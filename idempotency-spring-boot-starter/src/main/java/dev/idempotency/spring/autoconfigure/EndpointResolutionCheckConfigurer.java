@@ -18,7 +18,9 @@ package dev.idempotency.spring.autoconfigure;
 
 import dev.idempotency.spring.web.EndpointResolutionInterceptor;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
+import dev.idempotency.spring.web.IdempotencyProblemRenderer;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -37,9 +39,13 @@ final class EndpointResolutionCheckConfigurer implements WebMvcConfigurer {
 
 	private final IdempotencyProperties properties;
 
-	EndpointResolutionCheckConfigurer(IdempotentEndpointResolver resolver, IdempotencyProperties properties) {
+	private final @Nullable IdempotencyProblemRenderer problemRenderer;
+
+	EndpointResolutionCheckConfigurer(IdempotentEndpointResolver resolver, IdempotencyProperties properties,
+			@Nullable IdempotencyProblemRenderer problemRenderer) {
 		this.resolver = resolver;
 		this.properties = properties;
+		this.problemRenderer = problemRenderer;
 	}
 
 	@Override
@@ -48,6 +54,7 @@ final class EndpointResolutionCheckConfigurer implements WebMvcConfigurer {
 			EndpointResolutionInterceptor interceptor = new EndpointResolutionInterceptor(handlerMappingResolver);
 			interceptor.setKeyHeader(this.properties.getKeyHeader());
 			interceptor.setProblemTypeBase(this.properties.getProblemTypeBase());
+			interceptor.setProblemRenderer(this.problemRenderer);
 			registry.addInterceptor(interceptor).order(Ordered.HIGHEST_PRECEDENCE);
 		}
 	}

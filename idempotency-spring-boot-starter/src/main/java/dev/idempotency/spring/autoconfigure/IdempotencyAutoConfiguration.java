@@ -29,6 +29,7 @@ import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.IdempotencyProblemRenderer;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
@@ -167,7 +168,8 @@ public final class IdempotencyAutoConfiguration {
 				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
 				ObjectProvider<ObservationRegistry> observationRegistry,
 				ObjectProvider<IdempotencyObservationConvention> observationConvention,
-				ObjectProvider<IdempotencyStore> stores, ListableBeanFactory beanFactory) {
+				ObjectProvider<IdempotencyStore> stores, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
+				ListableBeanFactory beanFactory) {
 			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
 			if (!policies.transactionalNames().isEmpty()) {
 				if (!TRANSACTIONS_PRESENT) {
@@ -183,6 +185,7 @@ public final class IdempotencyAutoConfiguration {
 			filter.setAnonymousRequests(ClassUtils.isPresent(SECURITY_CONTEXT, classLoader)
 					? properties.getAnonymousRequests() : AnonymousRequests.ALLOW);
 			filter.setProblemTypeBase(properties.getProblemTypeBase());
+			filter.setProblemRenderer(problemRenderer.getIfUnique());
 			filter.setExpiresHeader(properties.isExpiresHeader());
 			filter.setClientTtlHeader(properties.getClientTtlHeader());
 			IdempotencyProperties.ResponseHeaders responseHeaders = properties.getResponseHeaders();
@@ -209,8 +212,8 @@ public final class IdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean(name = "idempotencyEndpointResolutionCheck")
 		@ConditionalOnBooleanProperty(name = "idempotency.filter.check-handler", matchIfMissing = true)
 		WebMvcConfigurer idempotencyEndpointResolutionCheck(IdempotentEndpointResolver endpointResolver,
-				IdempotencyProperties properties) {
-			return new EndpointResolutionCheckConfigurer(endpointResolver, properties);
+				IdempotencyProperties properties, ObjectProvider<IdempotencyProblemRenderer> problemRenderer) {
+			return new EndpointResolutionCheckConfigurer(endpointResolver, properties, problemRenderer.getIfUnique());
 		}
 
 		@Bean

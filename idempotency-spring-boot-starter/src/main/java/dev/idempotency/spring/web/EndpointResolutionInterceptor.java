@@ -85,7 +85,9 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 
 	private String problemTypeBase = IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE;
 
-	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+	private @Nullable IdempotencyProblemRenderer problemRenderer;
+
+	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, null);
 
 	/**
 	 * Create an interceptor.
@@ -103,7 +105,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	 */
 	public void setKeyHeader(String keyHeader) {
 		this.keyHeader = Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
-		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
 	}
 
 	/**
@@ -113,7 +115,17 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	 */
 	public void setProblemTypeBase(String problemTypeBase) {
 		this.problemTypeBase = Objects.requireNonNull(problemTypeBase, "'problemTypeBase' must not be null");
-		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
+	}
+
+	/**
+	 * Set what writes the body of the problem, as configured on the filter.
+	 * @param problemRenderer the renderer, or {@code null} for RFC 9457 problem details
+	 * @see IdempotencyFilter#setProblemRenderer(IdempotencyProblemRenderer)
+	 */
+	public void setProblemRenderer(@Nullable IdempotencyProblemRenderer problemRenderer) {
+		this.problemRenderer = problemRenderer;
+		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
 	}
 
 	@Override

@@ -162,7 +162,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), DEFAULT_EXCLUDED_RESPONSE_HEADERS);
 
-	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+	private @Nullable IdempotencyProblemRenderer problemRenderer;
+
+	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, null);
 
 	private ReplayWriter replays = new ReplayWriter(this.storedHeaders, this.expiresHeader, this.problems);
 
@@ -239,6 +241,18 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 */
 	public void setProblemTypeBase(String problemTypeBase) {
 		this.problemTypeBase = Objects.requireNonNull(problemTypeBase, "'problemTypeBase' must not be null");
+		configureResponses();
+	}
+
+	/**
+	 * Set what writes the body of the problems the filter answers with, for an
+	 * application whose errors have a format of their own. Defaults to {@code null}: RFC
+	 * 9457 problem details. The status and {@code Retry-After} are set by the filter
+	 * either way.
+	 * @param problemRenderer the renderer, or {@code null} for the default format
+	 */
+	public void setProblemRenderer(@Nullable IdempotencyProblemRenderer problemRenderer) {
+		this.problemRenderer = problemRenderer;
 		configureResponses();
 	}
 
@@ -321,7 +335,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	private void configureResponses() {
-		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader);
+		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
 		this.replays = new ReplayWriter(this.storedHeaders, this.expiresHeader, this.problems);
 	}
 

@@ -22,6 +22,7 @@ import java.time.Duration;
 import dev.idempotency.core.IdempotencyKey;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The problem responses of the {@link IdempotencyFilter}: for each way a request can be
@@ -43,9 +44,10 @@ final class ProblemResponses {
 	 * Create the responses.
 	 * @param typeBase the base of the problem {@code type} URIs
 	 * @param keyHeader the name of the header that carries the key
+	 * @param renderer writes the problems instead of the default format, or {@code null}
 	 */
-	ProblemResponses(String typeBase, String keyHeader) {
-		this.writer = new ProblemWriter(typeBase);
+	ProblemResponses(String typeBase, String keyHeader, @Nullable IdempotencyProblemRenderer renderer) {
+		this.writer = new ProblemWriter(typeBase, renderer);
 		this.keyMissingDetail = "This endpoint requires an '" + keyHeader + "' header.";
 		this.keyInvalidDetail = "The '" + keyHeader + "' header must be sent once and hold one key of 1 to "
 				+ IdempotencyKey.MAX_KEY_LENGTH

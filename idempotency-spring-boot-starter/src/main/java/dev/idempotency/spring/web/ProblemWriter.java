@@ -35,8 +35,11 @@ final class ProblemWriter {
 
 	private final String typeBase;
 
-	ProblemWriter(String typeBase) {
+	private final @Nullable IdempotencyProblemRenderer renderer;
+
+	ProblemWriter(String typeBase, @Nullable IdempotencyProblemRenderer renderer) {
 		this.typeBase = typeBase;
+		this.renderer = renderer;
 	}
 
 	/**
@@ -53,12 +56,19 @@ final class ProblemWriter {
 	 */
 	void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem, String detail,
 			@Nullable String key, @Nullable Duration retryAfter, int originalStatus) throws IOException {
-		byte[] body = body(request.getRequestURI(), problem, detail, key, originalStatus);
 		response.setStatus(problem.status());
-		response.setContentType(CONTENT_TYPE);
 		if (retryAfter != null) {
 			response.setHeader("Retry-After", Long.toString(retryAfter.getSeconds()));
 		}
+		IdempotencyProblemRenderer custom = this.renderer;
+		if (custom != null) {
+			custom.render(new IdempotencyProblemRenderer.Problem(problem, this.typeBase + problem.slug(),
+					problem.title(), problem.status(), detail, request.getRequestURI(), key, retryAfter,
+					(originalStatus >= 0) ? originalStatus : null), request, response);
+			return;
+		}
+		byte[] body = body(request.getRequestURI(), problem, detail, key, originalStatus);
+		response.setContentType(CONTENT_TYPE);
 		response.setContentLength(body.length);
 		response.getOutputStream().write(body);
 	}

@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ProblemResponsesTests {
 
-	private final ProblemResponses problems = new ProblemResponses("https://example.com/p/", "Request-Key");
+	private final ProblemResponses problems = new ProblemResponses("https://example.com/p/", "Request-Key", null);
 
 	private final MockHttpServletRequest request = new MockHttpServletRequest("POST", "/orders");
 

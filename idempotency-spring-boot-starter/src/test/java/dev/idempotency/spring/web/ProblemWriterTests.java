@@ -18,6 +18,8 @@ package dev.idempotency.spring.web;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
@@ -33,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ProblemWriterTests {
 
-	private final ProblemWriter writer = new ProblemWriter("https://example.com/p/");
+	private final ProblemWriter writer = new ProblemWriter("https://example.com/p/", null);
 
 	@Test
 	void writesProblemWithKeyAndRetryAfter() throws Exception {
@@ -47,6 +49,28 @@ class ProblemWriterTests {
 			.isEqualTo("{\"type\":\"https://example.com/p/request-in-progress\",\"title\":\"Request in progress\","
 					+ "\"status\":409,\"detail\":\"Wait.\",\"instance\":\"/orders\",\"idempotencyKey\":\"k-1\"}");
 		assertThat(response.getContentLength()).isEqualTo(response.getContentAsByteArray().length);
+	}
+
+	@Test
+	void aRendererWritesTheBodyAfterTheStatusAndRetryAfterAreSet() throws Exception {
+		List<IdempotencyProblemRenderer.Problem> rendered = new ArrayList<>();
+		ProblemWriter custom = new ProblemWriter("https://example.com/p/", (problem, request, response) -> {
+			rendered.add(problem);
+			assertThat(response.getStatus()).isEqualTo(503);
+			assertThat(response.getHeader("Retry-After")).isEqualTo("2");
+			response.setContentType("text/plain");
+			response.getWriter().write("try later");
+		});
+		MockHttpServletResponse response = new MockHttpServletResponse();
+		custom.write(new MockHttpServletRequest("POST", "/orders"), response, IdempotencyProblem.STORE_UNAVAILABLE,
+				"Down.", "k-2", Duration.ofSeconds(2), 201);
+		assertThat(response.getStatus()).isEqualTo(503);
+		assertThat(response.getHeader("Retry-After")).isEqualTo("2");
+		assertThat(response.getContentAsString()).isEqualTo("try later");
+		assertThat(rendered).singleElement()
+			.isEqualTo(new IdempotencyProblemRenderer.Problem(IdempotencyProblem.STORE_UNAVAILABLE,
+					"https://example.com/p/idempotency-store-unavailable", "Idempotency store unavailable", 503,
+					"Down.", "/orders", "k-2", Duration.ofSeconds(2), 201));
 	}
 
 	@Test

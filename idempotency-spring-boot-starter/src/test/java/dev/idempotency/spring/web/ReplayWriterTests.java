@@ -41,7 +41,7 @@ class ReplayWriterTests {
 
 	private static final String EXPIRES = "Sun, 01 Mar 2026 12:00:00 GMT";
 
-	private final ProblemResponses problems = new ProblemResponses("https://example.com/p/", "Idempotency-Key");
+	private final ProblemResponses problems = new ProblemResponses("https://example.com/p/", "Idempotency-Key", null);
 
 	private final StoredHeaders storedHeaders = new StoredHeaders(List.of(), List.of("X-Secret"));
 
