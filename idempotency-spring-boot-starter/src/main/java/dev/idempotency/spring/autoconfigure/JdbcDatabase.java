@@ -70,6 +70,25 @@ final class JdbcDatabase {
 	}
 
 	/**
+	 * Return whether the PostgreSQL store may use the database for the configured store
+	 * type: {@code true} on PostgreSQL, {@code false} for {@code auto} on another
+	 * database (which then leaves the PostgreSQL store out).
+	 * @param type the configured store type
+	 * @return whether the PostgreSQL store may use the database
+	 * @throws InvalidConfigurationPropertyValueException if an explicit store type needs
+	 * PostgreSQL and the database is another
+	 */
+	boolean supports(StoreType type) {
+		if (isPostgreSql()) {
+			return true;
+		}
+		if (type != StoreType.AUTO) {
+			requirePostgreSql(type);
+		}
+		return false;
+	}
+
+	/**
 	 * Fail start-up if a store type that needs PostgreSQL was configured for another
 	 * database.
 	 * @param type the configured store type

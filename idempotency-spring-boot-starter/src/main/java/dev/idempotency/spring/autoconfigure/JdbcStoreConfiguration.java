@@ -57,10 +57,7 @@ class JdbcStoreConfiguration {
 			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
 		StoreType type = properties.getStore().getType();
-		if (!database.isPostgreSql()) {
-			if (type != StoreType.AUTO) {
-				database.requirePostgreSql(type);
-			}
+		if (!database.supports(type)) {
 			StoreTypeCondition.logChoice("in-memory", type, "no Redis; the DataSource is " + database.describe()
 					+ ", which the PostgreSQL store does not support");
 			return InMemoryStoreConfiguration.inMemoryStore(properties);

@@ -76,10 +76,7 @@ class JdbcStoreSupport {
 			ResourceLoader resourceLoader) {
 		JdbcIdempotencySchemaInitializer initializer = new JdbcIdempotencySchemaInitializer(dataSource);
 		StoreType type = idempotencyProperties.getStore().getType();
-		if (!database.isPostgreSql()) {
-			if (type != StoreType.AUTO) {
-				database.requirePostgreSql(type);
-			}
+		if (!database.supports(type)) {
 			// auto leaves the PostgreSQL store out: nothing to create
 			return initializer;
 		}

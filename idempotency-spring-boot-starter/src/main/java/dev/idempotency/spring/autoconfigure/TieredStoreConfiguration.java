@@ -62,10 +62,7 @@ class TieredStoreConfiguration {
 			ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers,
 			ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> redisCustomizers) {
 		StoreType type = properties.getStore().getType();
-		if (!database.isPostgreSql()) {
-			if (type != StoreType.AUTO) {
-				database.requirePostgreSql(type);
-			}
+		if (!database.supports(type)) {
 			StoreTypeCondition.logChoice("redis", type, "Redis present; the DataSource is " + database.describe()
 					+ ", which the PostgreSQL store does not support");
 			RedisIdempotencyStore redis = RedisStoreConfiguration.redisStore(connectionFactory, properties);

@@ -359,20 +359,15 @@ abstract class AbstractTransactionalModeIT {
 	}
 
 	private long entries(String key) {
-		Long count = this.jdbc.queryForObject("SELECT count(*) FROM ledger_entry WHERE idem_key = ?", Long.class, key);
-		return (count != null) ? count : 0;
+		return new LedgerRows(this.jdbc).count("ledger_entry", key);
 	}
 
 	private long audits(String key) {
-		Long count = this.jdbc.queryForObject("SELECT count(*) FROM audit_entry WHERE idem_key = ?", Long.class, key);
-		return (count != null) ? count : 0;
+		return new LedgerRows(this.jdbc).count("audit_entry", key);
 	}
 
 	private @Nullable String recordStatus(String key) {
-		List<String> statuses = this.jdbc.queryForList(
-				"SELECT status::text FROM idempotency_record WHERE idem_key = ? AND expires_at > now()", String.class,
-				key);
-		return statuses.isEmpty() ? null : statuses.get(0);
+		return new LedgerRows(this.jdbc).recordStatus(key);
 	}
 
 	private void deleteRedisKeys() {

@@ -182,20 +182,15 @@ class JpaTransactionalModeIT {
 	}
 
 	private long jpaEntries(String key) {
-		Long count = this.jdbc.queryForObject("SELECT count(*) FROM jpa_entry WHERE idem_key = ?", Long.class, key);
-		return (count != null) ? count : 0;
+		return new LedgerRows(this.jdbc).count("jpa_entry", key);
 	}
 
 	private long ledgerEntries(String key) {
-		Long count = this.jdbc.queryForObject("SELECT count(*) FROM ledger_entry WHERE idem_key = ?", Long.class, key);
-		return (count != null) ? count : 0;
+		return new LedgerRows(this.jdbc).count("ledger_entry", key);
 	}
 
 	private @Nullable String recordStatus(String key) {
-		List<String> statuses = this.jdbc.queryForList(
-				"SELECT status::text FROM idempotency_record WHERE idem_key = ? AND expires_at > now()", String.class,
-				key);
-		return statuses.isEmpty() ? null : statuses.get(0);
+		return new LedgerRows(this.jdbc).recordStatus(key);
 	}
 
 	private static String newKey() {
