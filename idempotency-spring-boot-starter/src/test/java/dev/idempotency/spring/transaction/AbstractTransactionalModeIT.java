@@ -248,8 +248,14 @@ abstract class AbstractTransactionalModeIT {
 		assertThat(failed.headers().firstValue("Retry-After")).isPresent();
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
-		// measured as a completion that failed, not as a stored response
+		// measured as a completion that failed, not as a stored response; the
+		// observation stops after the response is written: wait for it
 		MeterRegistry meters = this.a.getBean(MeterRegistry.class);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (meters.find("idempotency.request").tag("completion", "failed").timers().isEmpty()
+				&& System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
 		assertThat(meters.find("idempotency.request").tag("completion", "failed").timers())
 			.anySatisfy((timer) -> assertThat(timer.getId().getTag("error")).isNotEqualTo("none"));
 		assertThat(meters.find("idempotency.request").tag("completion", "stored").timers())
