@@ -97,11 +97,14 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 		return this.warnings;
 	}
 
+	// The lock timeouts of transactional policies do not count: their requests renew no
+	// lease (their transaction holds the key).
 	private Duration smallestLockTimeout() {
 		Duration smallest = this.properties.getLockTimeout();
 		for (IdempotencyPolicyProperties policy : this.properties.getPolicies().values()) {
-			Duration lockTimeout = policy.orElse(this.properties).getLockTimeout();
-			if (lockTimeout.compareTo(smallest) < 0) {
+			IdempotencyPolicyProperties merged = policy.orElse(this.properties);
+			Duration lockTimeout = merged.getLockTimeout();
+			if (!Boolean.TRUE.equals(merged.getTransactional()) && lockTimeout.compareTo(smallest) < 0) {
 				smallest = lockTimeout;
 			}
 		}

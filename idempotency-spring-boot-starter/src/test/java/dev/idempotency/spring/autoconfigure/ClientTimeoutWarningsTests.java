@@ -85,6 +85,18 @@ class ClientTimeoutWarningsTests {
 	}
 
 	@Test
+	void lockTimeoutOfATransactionalPolicyIsNoBound() {
+		tiered(LettuceClientConfiguration.builder().commandTimeout(Duration.ofSeconds(2)).build(),
+				"jdbc:postgresql://localhost/test?socketTimeout=3");
+		this.dataSource.setConnectionTimeout(3_000);
+		IdempotencyPolicyProperties accounts = new IdempotencyPolicyProperties();
+		accounts.setLockTimeout(Duration.ofSeconds(3));
+		accounts.setTransactional(true);
+		this.properties.getPolicies().put("accounts", accounts);
+		assertThat(check()).isEmpty();
+	}
+
+	@Test
 	void redisModeChecksOnlyRedis() {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(),
 				LettuceClientConfiguration.defaultConfiguration());
