@@ -25,7 +25,6 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -385,18 +384,7 @@ abstract class AbstractTransactionalModeConnectionsIT {
 	}
 
 	private ConfigurableApplicationContext startApplication(DataSource dataSource) {
-		Map<String, Object> properties = new LinkedHashMap<>();
-		properties.put("server.port", "0");
-		properties.put("spring.main.banner-mode", "off");
-		properties.put("spring.autoconfigure.exclude",
-				"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
-						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
-						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration");
-		properties.put("spring.data.redis.repositories.enabled", "false");
-		properties.put("idempotency.store.type", storeType());
-		properties.put("idempotency.redis.key-prefix", this.prefix);
-		properties.put("idempotency.policies.ledger.transactional", "true");
-		properties.put("idempotency.policies.ledger.lock-timeout", "5s");
+		Map<String, Object> properties = TransactionalTestApplication.properties(storeType(), this.prefix);
 		LettuceConnectionFactory redis = this.redis;
 		return new SpringApplicationBuilder(TransactionalTestApplication.class).properties(properties)
 			.initializers((context) -> {

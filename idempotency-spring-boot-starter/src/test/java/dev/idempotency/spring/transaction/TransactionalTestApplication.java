@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.transaction;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -76,6 +77,30 @@ class TransactionalTestApplication {
 				CONSTRAINT commit_guard_unique UNIQUE (value) DEFERRABLE INITIALLY DEFERRED
 			);
 			""";
+
+	/**
+	 * Return the properties of an instance: the store and its Redis key prefix, the
+	 * transactional policy {@code ledger}, and no auto-configured data source or Redis
+	 * connection (the test gives its own).
+	 * @param storeType {@code jdbc} or {@code tiered}
+	 * @param prefix the Redis key prefix
+	 * @return the properties, to add to
+	 */
+	static Map<String, Object> properties(String storeType, String prefix) {
+		Map<String, Object> properties = new LinkedHashMap<>();
+		properties.put("server.port", "0");
+		properties.put("spring.main.banner-mode", "off");
+		properties.put("spring.autoconfigure.exclude",
+				"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
+						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
+						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration");
+		properties.put("spring.data.redis.repositories.enabled", "false");
+		properties.put("idempotency.store.type", storeType);
+		properties.put("idempotency.redis.key-prefix", prefix);
+		properties.put("idempotency.policies.ledger.transactional", "true");
+		properties.put("idempotency.policies.ledger.lock-timeout", "5s");
+		return properties;
+	}
 
 	@Service
 	static class Ledger {
