@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -24,7 +24,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -34,7 +34,7 @@ import java.util.stream.Stream;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;

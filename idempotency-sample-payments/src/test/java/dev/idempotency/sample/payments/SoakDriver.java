@@ -51,8 +51,8 @@ import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.spring.test.TcpProxy;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.TcpProxy;
+import dev.idempotency.test.servers.TestServers;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
 

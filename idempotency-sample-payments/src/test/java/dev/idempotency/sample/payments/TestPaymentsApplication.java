@@ -18,7 +18,7 @@ package dev.idempotency.sample.payments;
 
 import java.util.Map;
 
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.event.ApplicationReadyEvent;

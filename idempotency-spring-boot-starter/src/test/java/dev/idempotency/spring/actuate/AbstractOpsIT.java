@@ -30,7 +30,7 @@ import java.util.UUID;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.actuate.OpsTestApplication.OpsController;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;

@@ -20,8 +20,8 @@ import java.time.Duration;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.spring.test.TestServers;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.test.servers.TestServers;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;

@@ -18,7 +18,7 @@ package dev.idempotency.spring.actuate;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;

@@ -36,9 +36,9 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.spring.test.TcpProxy;
-import dev.idempotency.spring.test.TestServers;
 import dev.idempotency.spring.transaction.TransactionalTestApplication.LedgerController;
+import dev.idempotency.test.TcpProxy;
+import dev.idempotency.test.servers.TestServers;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

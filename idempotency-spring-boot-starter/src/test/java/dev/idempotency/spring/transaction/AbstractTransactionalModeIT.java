@@ -40,8 +40,8 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.spring.test.TestServers;
 import dev.idempotency.spring.transaction.TransactionalTestApplication.LedgerController;
+import dev.idempotency.test.servers.TestServers;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;

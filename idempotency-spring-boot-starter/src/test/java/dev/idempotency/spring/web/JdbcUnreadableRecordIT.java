@@ -18,7 +18,7 @@ package dev.idempotency.spring.web;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyKey;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.TestConfiguration;

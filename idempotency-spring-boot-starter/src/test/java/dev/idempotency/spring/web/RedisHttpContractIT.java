@@ -17,7 +17,7 @@
 package dev.idempotency.spring.web;
 
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.TestConfiguration;

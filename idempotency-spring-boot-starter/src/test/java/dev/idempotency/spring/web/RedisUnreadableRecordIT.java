@@ -21,7 +21,7 @@ import java.util.Arrays;
 import java.util.Base64;
 
 import dev.idempotency.core.IdempotencyKey;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.TestConfiguration;

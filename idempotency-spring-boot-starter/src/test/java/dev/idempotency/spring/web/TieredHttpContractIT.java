@@ -20,7 +20,7 @@ import java.util.Locale;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.TestConfiguration;

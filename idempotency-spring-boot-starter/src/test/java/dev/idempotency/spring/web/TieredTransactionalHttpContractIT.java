@@ -19,7 +19,7 @@ package dev.idempotency.spring.web;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.TestConfiguration;

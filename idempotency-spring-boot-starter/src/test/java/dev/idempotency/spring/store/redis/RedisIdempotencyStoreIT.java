@@ -16,8 +16,8 @@
 
 package dev.idempotency.spring.store.redis;
 
-import dev.idempotency.core.store.AbstractIdempotencyStoreTests;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
 
 /**

@@ -21,7 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import io.lettuce.core.RedisURI;
 
 import org.springframework.data.redis.connection.RedisConnection;

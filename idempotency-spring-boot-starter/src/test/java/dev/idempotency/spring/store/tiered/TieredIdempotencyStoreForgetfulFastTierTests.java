@@ -24,10 +24,10 @@ import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
-import dev.idempotency.core.store.AbstractIdempotencyStoreTests;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.test.AbstractIdempotencyStoreTests;
 
 /**
  * The store contract for {@link TieredIdempotencyStore} whose fast tier forgets every

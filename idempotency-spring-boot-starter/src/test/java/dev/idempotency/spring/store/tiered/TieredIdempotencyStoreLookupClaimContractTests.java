@@ -16,9 +16,9 @@
 
 package dev.idempotency.spring.store.tiered;
 
-import dev.idempotency.core.store.AbstractIdempotencyStoreTests;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.test.AbstractIdempotencyStoreTests;
 
 /**
  * The store contract for {@link TieredIdempotencyStore} in {@link TieredClaimMode#LOOKUP

@@ -35,7 +35,7 @@ import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisMonitor;
-import dev.idempotency.spring.test.TestServers;
+import dev.idempotency.test.servers.TestServers;
 import io.lettuce.core.RedisURI;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

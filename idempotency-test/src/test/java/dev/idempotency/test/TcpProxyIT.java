@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.test;
+package dev.idempotency.test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

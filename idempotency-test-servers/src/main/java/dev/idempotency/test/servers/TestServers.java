@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.test;
+package dev.idempotency.test.servers;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -36,6 +36,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.jspecify.annotations.Nullable;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
@@ -100,9 +101,9 @@ public final class TestServers {
 	private static final String HOW_TO = "Provide a server by setting %s, by running a Docker engine for "
 			+ "Testcontainers, or check why the embedded server failed (cause below).";
 
-	private static Redis redis;
+	private static @Nullable Redis redis;
 
-	private static Postgres postgres;
+	private static @Nullable Postgres postgres;
 
 	private TestServers() {
 	}

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core.store;
+package dev.idempotency.test;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -39,18 +39,45 @@ import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Contract test kit that every {@link IdempotencyStore} must pass. Subclasses provide the
- * store; tests use random keys, so a store may be shared between tests and with other
- * clients of the same server.
+ * Contract test kit that every {@link IdempotencyStore} must pass: the built-in stores
+ * run it, and a custom store runs it by extending this class in its own tests and
+ * returning the store from {@link #createStore()}. Add
+ * {@code dev.idempotency:idempotency-test} with the {@code test} scope to the project,
+ * then: <pre class="code">
+ * class MyIdempotencyStoreTests extends AbstractIdempotencyStoreTests {
+ *
+ *     &#64;Override
+ *     protected IdempotencyStore createStore() {
+ *         return new MyIdempotencyStore(...);
+ *     }
+ *
+ * }
+ * </pre> The subclass inherits every test of the contract (JUnit Jupiter runs them as its
+ * own): acquire, replay, mismatch and in-progress answers; completion, release and
+ * extension by the owner only; lease lapse and takeover; fencing of a replaced owner;
+ * expiry after the TTL; find and evict; byte-exact round trips of responses; scope
+ * isolation; and races of many threads over fresh keys and over one lapsed lease, each
+ * with exactly one winner. Subclasses may add tests of their own and may make the races
+ * smaller or larger with {@link #raceThreads()}, {@link #raceKeys()} and
+ * {@link #raceRounds()}.
  * <p>
- * Time-based tests use real, short durations because stores measure time with their own
- * server's clock.
+ * {@link #createStore()} is called before each test. Tests use random keys, so a store
+ * may be shared between tests and with other clients of the same server: a store backed
+ * by a server may keep one client for the whole class and clean up its keys in an
+ * {@code @AfterAll} method. A store that a test can bring near its time-outs is best
+ * tested behind a {@link TcpProxy} too.
+ * <p>
+ * Time-based tests use real, short durations (see {@link #SHORT_LEASE}) because stores
+ * measure time with their own server's clock: the store must honour leases and
+ * time-to-live values of a few hundred milliseconds.
  *
  * @author Idempotency contributors
  * @since 0.1.0

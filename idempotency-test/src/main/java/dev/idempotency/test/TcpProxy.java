@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.test;
+package dev.idempotency.test;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -38,10 +38,27 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A TCP proxy for tests that puts a controllable network between a client and a real
- * server: it listens on an ephemeral loopback port and forwards every connection to a
- * target address, and it can {@link #cut() cut} the network, {@link #pause() pause} it or
- * {@link #setDelay(Duration) slow it down} on demand.
+ * A TCP fault proxy for tests that puts a controllable network between a client and a
+ * real server: it listens on an ephemeral loopback port and forwards every connection to
+ * a target address, and it can {@link #cut() cut} the network (reset and refuse
+ * connections), {@link #pause() pause} it (hang them) or {@link #setDelay(Duration) slow
+ * it down} on demand. It knows nothing of the protocol, so it works in front of any
+ * server: Redis, PostgreSQL or the server behind a custom {@code IdempotencyStore}.
+ * <p>
+ * Its main use is to test how a store and its client behave when the server fails or
+ * stalls: point the store's client at {@link #host()}:{@link #port()} instead of the
+ * server, then check that an operation started during a {@link #pause()} ends within the
+ * client's time-outs and that the store recovers after {@link #resume()} or
+ * {@link #restore()}: <pre class="code">
+ * try (TcpProxy proxy = TcpProxy.start("localhost", 6379)) {
+ *     // a client that gives up after one second
+ *     MyIdempotencyStore store = new MyIdempotencyStore(proxy.host(), proxy.port(), Duration.ofSeconds(1));
+ *     proxy.pause();
+ *     assertThatException().isThrownBy(() -&gt; store.find(key));
+ *     proxy.resume();
+ *     assertThat(store.find(key)).isEmpty();
+ * }
+ * </pre>
  * <ul>
  * <li>{@link #cut()} resets (TCP RST) every open connection, on both sides, and resets
  * every new connection as soon as it is accepted, until {@link #restore()}. Clients see

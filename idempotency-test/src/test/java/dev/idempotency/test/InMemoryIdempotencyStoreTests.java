@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.core.store;
+package dev.idempotency.test;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -23,13 +23,16 @@ import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Tests for {@link InMemoryIdempotencyStore}: the whole contract kit, plus reclamation of
- * expired records.
+ * expired records. Also the kit's own test: the reference store passes it.
  *
  * @author Idempotency contributors
  */

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.test;
+package dev.idempotency.test.servers;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
