@@ -77,7 +77,10 @@ public final class Execution implements AutoCloseable {
 
 	private volatile long nextBeatNanos;
 
-	private volatile boolean ownershipLost;
+	// set once, by the first refused renewal: an abandoned beat and its successor may
+	// both
+	// be refused, and the loss is still one event
+	private final AtomicBoolean ownershipLost = new AtomicBoolean();
 
 	private volatile @Nullable CompletionOutcome outcome;
 
@@ -162,7 +165,7 @@ public final class Execution implements AutoCloseable {
 	 * @return {@code true} if ownership was lost
 	 */
 	public boolean isOwnershipLost() {
-		return this.ownershipLost;
+		return this.ownershipLost.get();
 	}
 
 	/**
@@ -274,8 +277,8 @@ public final class Execution implements AutoCloseable {
 	private void extendLease() {
 		try {
 			Duration lease = this.policy.lockTimeout();
-			if (!this.engine.store().extend(this.key, this.token, lease) && !this.finished.get()) {
-				this.ownershipLost = true;
+			if (!this.engine.store().extend(this.key, this.token, lease) && !this.finished.get()
+					&& this.ownershipLost.compareAndSet(false, true)) {
 				stopHeartbeat();
 				logger.warning(() -> "Lost ownership of key '" + this.key + "' while its handler was running");
 				this.engine.listener().onOwnershipLost(this.key, this.policy);

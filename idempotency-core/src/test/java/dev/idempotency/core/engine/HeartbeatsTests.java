@@ -146,6 +146,41 @@ class HeartbeatsTests {
 	}
 
 	@Test
+	void twoBeatsRefusedTogetherLoseTheKeyOnce() throws InterruptedException {
+		AtomicInteger lost = new AtomicInteger();
+		this.engine.setListener(new IdempotencyListener() {
+
+			@Override
+			public void onOwnershipLost(IdempotencyKey key, IdempotencyPolicy policy) {
+				lost.incrementAndGet();
+			}
+
+		});
+		Execution execution = begin(SHORT_LEASE);
+		long period = execution.beatPeriodNanos();
+		long start = System.nanoTime() + period;
+		// a slow beat, abandoned after a period while its renewal still waits on the
+		// store
+		Execution.Beat slow = execution.claimBeat(start);
+		Execution.Beat next = execution.claimBeat(start + period);
+		assertThat(slow).isNotNull();
+		assertThat(next).isNotNull();
+		Thread slowThread = new Thread(slow);
+		Thread nextThread = new Thread(next);
+		slowThread.start();
+		nextThread.start();
+		awaitAtLeast(this.store.extendCalls, 2);
+		// the key vanishes: both renewals are refused at once
+		assertThat(this.store.evict(execution.key())).isTrue();
+		this.release.countDown();
+		slowThread.join(PATIENCE.toMillis());
+		nextThread.join(PATIENCE.toMillis());
+		assertThat(execution.isOwnershipLost()).isTrue();
+		assertThat(lost).hasValue(1);
+		execution.release();
+	}
+
+	@Test
 	void stuckRenewalsOfTwoKeysDelayNoOtherKey() throws InterruptedException {
 		Duration lockTimeout = Duration.ofSeconds(1);
 		IdempotencyPolicy policy = IdempotencyPolicy.builder().lockTimeout(lockTimeout).build();
