@@ -54,7 +54,7 @@ class InMemoryStoreConfiguration {
 		logger.warn("Idempotency records are kept in memory (idempotency.store.type="
 				+ properties.getStore().getType().name().toLowerCase(Locale.ROOT)
 				+ "): duplicates are caught on this instance only and every record is lost on restart. "
-				+ "Configure Redis and/or a DataSource to protect several instances.");
+				+ "Configure Redis and/or a PostgreSQL DataSource to protect several instances.");
 		return new InMemoryIdempotencyStore();
 	}
 

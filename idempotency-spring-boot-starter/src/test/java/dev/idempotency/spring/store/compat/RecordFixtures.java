@@ -26,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
@@ -211,6 +212,48 @@ public final class RecordFixtures {
 	 * The logical records of the fixtures: each one's key, and the response of a
 	 * completed one.
 	 */
+	/**
+	 * Return when the completed fixtures expire.
+	 * @return the expiry of a completed record
+	 */
+	public static Instant completedExpiry() {
+		return COMPLETED_AT.plus(TTL);
+	}
+
+	/**
+	 * Return the fixtures of completed records.
+	 * @return the completed records
+	 */
+	public static List<Record> completed() {
+		return Arrays.stream(Record.values()).filter(Record::completed).toList();
+	}
+
+	/**
+	 * Return a fingerprint other than the fixtures'.
+	 * @return a fingerprint one bit away from {@link #FINGERPRINT}
+	 */
+	public static RequestFingerprint otherFingerprint() {
+		byte[] bytes = FINGERPRINT.toByteArray();
+		bytes[0] ^= 1;
+		return RequestFingerprint.of(bytes);
+	}
+
+	/**
+	 * Assert that a store answered a fixture's response exactly: status, headers in order
+	 * and body bytes.
+	 * @param actual what the store answered
+	 * @param record the fixture
+	 */
+	public static void assertSameResponse(@Nullable StoredResponse actual, Record record) {
+		StoredResponse expected = record.response();
+		assertThat(actual).as(record.fileName()).isNotNull();
+		assertThat(actual.status()).as(record.fileName()).isEqualTo(expected.status());
+		assertThat(actual.headers()).as(record.fileName()).containsExactlyElementsOf(expected.headers());
+		assertThat(actual.isBodyRetained()).as(record.fileName()).isEqualTo(expected.isBodyRetained());
+		assertThat(actual.bodyBytes()).as(record.fileName()).isEqualTo(expected.bodyBytes());
+		assertThat(actual).isEqualTo(expected);
+	}
+
 	public enum Record {
 
 		/**

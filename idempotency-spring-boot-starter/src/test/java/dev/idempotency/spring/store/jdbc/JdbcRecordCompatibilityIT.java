@@ -28,7 +28,6 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,7 +39,6 @@ import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
-import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.spring.store.compat.RecordFixtures;
@@ -147,15 +145,15 @@ class JdbcRecordCompatibilityIT {
 		JdbcIdempotencyStore store = newStore();
 		Instant now = RecordFixtures.COMPLETED_AT.plusSeconds(60);
 		setClock(now);
-		Duration remaining = Duration.between(now, completedExpiry());
-		for (Record record : completed()) {
+		Duration remaining = Duration.between(now, RecordFixtures.completedExpiry());
+		for (Record record : RecordFixtures.completed()) {
 			Map<String, String> before = readRow(record.key());
 			assertThat(store.acquire(record.key(), RecordFixtures.FINGERPRINT, OwnerToken.generate(),
 					RecordFixtures.LEASE, RecordFixtures.TTL))
 				.as(record.fileName())
 				.isInstanceOfSatisfying(AcquireResult.Replay.class, (replay) -> {
-					assertSameResponse(replay.response(), record);
-					assertThat(replay.expiresAt()).isEqualTo(completedExpiry());
+					RecordFixtures.assertSameResponse(replay.response(), record);
+					assertThat(replay.expiresAt()).isEqualTo(RecordFixtures.completedExpiry());
 					assertThat(replay.timeToLive()).isEqualTo(remaining);
 				});
 			IdempotencyRecord found = store.find(record.key()).orElseThrow();
@@ -165,11 +163,11 @@ class JdbcRecordCompatibilityIT {
 			assertThat(found.owner()).isEqualTo(RecordFixtures.OWNER);
 			assertThat(found.createdAt()).isEqualTo(RecordFixtures.CLAIMED_AT);
 			assertThat(found.leaseExpiresAt()).isNull();
-			assertThat(found.expiresAt()).isEqualTo(completedExpiry());
+			assertThat(found.expiresAt()).isEqualTo(RecordFixtures.completedExpiry());
 			assertThat(found.timeToLive()).isEqualTo(remaining);
-			assertSameResponse(found.response(), record);
-			assertThat(store.acquire(record.key(), otherFingerprint(), OwnerToken.generate(), RecordFixtures.LEASE,
-					RecordFixtures.TTL))
+			RecordFixtures.assertSameResponse(found.response(), record);
+			assertThat(store.acquire(record.key(), RecordFixtures.otherFingerprint(), OwnerToken.generate(),
+					RecordFixtures.LEASE, RecordFixtures.TTL))
 				.isInstanceOf(AcquireResult.Mismatch.class);
 			// reads change nothing
 			assertThat(readRow(record.key())).isEqualTo(before);
@@ -202,7 +200,7 @@ class JdbcRecordCompatibilityIT {
 		assertThat(store.acquire(key, RecordFixtures.FINGERPRINT, OwnerToken.generate(), RecordFixtures.LEASE,
 				RecordFixtures.TTL))
 			.isInstanceOfSatisfying(AcquireResult.Replay.class,
-					(replay) -> assertSameResponse(replay.response(), Record.COMPLETED_WITH_HEADERS));
+					(replay) -> RecordFixtures.assertSameResponse(replay.response(), Record.COMPLETED_WITH_HEADERS));
 	}
 
 	@ParameterizedTest
@@ -227,12 +225,12 @@ class JdbcRecordCompatibilityIT {
 				store.complete(claim, RecordFixtures.OWNER, Record.COMPLETED_WITH_BODY.response(), RecordFixtures.TTL))
 			.isFalse();
 		// the completed rows expire at their expires_at, not a moment later
-		setClock(completedExpiry().minusMillis(1));
-		for (Record record : completed()) {
+		setClock(RecordFixtures.completedExpiry().minusMillis(1));
+		for (Record record : RecordFixtures.completed()) {
 			assertThat(store.find(record.key())).as(record.fileName()).isPresent();
 		}
-		setClock(completedExpiry());
-		for (Record record : completed()) {
+		setClock(RecordFixtures.completedExpiry());
+		for (Record record : RecordFixtures.completed()) {
 			assertThat(store.find(record.key())).as(record.fileName()).isEmpty();
 			assertThat(store.acquire(record.key(), RecordFixtures.FINGERPRINT, OwnerToken.generate(),
 					RecordFixtures.LEASE, RecordFixtures.TTL))
@@ -265,7 +263,7 @@ class JdbcRecordCompatibilityIT {
 			assertThat(store.acquire(record.key(), RecordFixtures.FINGERPRINT, OwnerToken.generate(),
 					RecordFixtures.LEASE, RecordFixtures.TTL))
 				.isInstanceOfSatisfying(AcquireResult.Replay.class,
-						(replay) -> assertSameResponse(replay.response(), record));
+						(replay) -> RecordFixtures.assertSameResponse(replay.response(), record));
 		}
 	}
 
@@ -279,30 +277,6 @@ class JdbcRecordCompatibilityIT {
 			statement.setObject(1, OffsetDateTime.ofInstant(now, ZoneOffset.UTC));
 			assertThat(statement.executeUpdate()).isOne();
 		}
-	}
-
-	private static Instant completedExpiry() {
-		return RecordFixtures.COMPLETED_AT.plus(RecordFixtures.TTL);
-	}
-
-	private static List<Record> completed() {
-		return Arrays.stream(Record.values()).filter(Record::completed).toList();
-	}
-
-	private static RequestFingerprint otherFingerprint() {
-		byte[] bytes = RecordFixtures.FINGERPRINT.toByteArray();
-		bytes[0] ^= 1;
-		return RequestFingerprint.of(bytes);
-	}
-
-	private static void assertSameResponse(StoredResponse actual, Record record) {
-		StoredResponse expected = record.response();
-		assertThat(actual).as(record.fileName()).isNotNull();
-		assertThat(actual.status()).as(record.fileName()).isEqualTo(expected.status());
-		assertThat(actual.headers()).as(record.fileName()).containsExactlyElementsOf(expected.headers());
-		assertThat(actual.isBodyRetained()).as(record.fileName()).isEqualTo(expected.isBodyRetained());
-		assertThat(actual.bodyBytes()).as(record.fileName()).isEqualTo(expected.bodyBytes());
-		assertThat(actual).isEqualTo(expected);
 	}
 
 	// the table's columns in order: name, type, whether nullable

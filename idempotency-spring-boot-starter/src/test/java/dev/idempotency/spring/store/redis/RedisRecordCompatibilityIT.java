@@ -30,7 +30,6 @@ import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
-import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.spring.store.compat.RecordFixtures;
@@ -115,14 +114,14 @@ class RedisRecordCompatibilityIT {
 	void completedRecordsAreReplayedWithTheirStatusHeadersBodyAndExpiry(String version) {
 		RedisIdempotencyStore store = newStore();
 		Duration px = Duration.ofHours(1);
-		for (Record record : completed()) {
+		for (Record record : RecordFixtures.completed()) {
 			byte[] value = readValue(version, record);
 			rawSet(version, record, value, px);
 			AcquireResult result = store.acquire(record.key(), RecordFixtures.FINGERPRINT, OwnerToken.generate(),
 					RecordFixtures.LEASE, RecordFixtures.TTL);
 			assertThat(result).as(record.fileName()).isInstanceOfSatisfying(AcquireResult.Replay.class, (replay) -> {
-				assertSameResponse(replay.response(), record);
-				assertThat(replay.expiresAt()).isEqualTo(completedExpiry());
+				RecordFixtures.assertSameResponse(replay.response(), record);
+				assertThat(replay.expiresAt()).isEqualTo(RecordFixtures.completedExpiry());
 			});
 			IdempotencyRecord found = store.find(record.key()).orElseThrow();
 			assertThat(found.status()).isEqualTo(IdempotencyStatus.COMPLETED);
@@ -131,12 +130,12 @@ class RedisRecordCompatibilityIT {
 			assertThat(found.owner()).isEqualTo(RecordFixtures.OWNER);
 			assertThat(found.createdAt()).isEqualTo(RecordFixtures.CLAIMED_AT);
 			assertThat(found.leaseExpiresAt()).isNull();
-			assertThat(found.expiresAt()).isEqualTo(completedExpiry());
+			assertThat(found.expiresAt()).isEqualTo(RecordFixtures.completedExpiry());
 			// the key's own TTL, not the expiry field, decides how long it lives
 			assertThat(found.timeToLive()).isBetween(px.minusMinutes(1), px);
-			assertSameResponse(found.response(), record);
-			assertThat(store.acquire(record.key(), otherFingerprint(), OwnerToken.generate(), RecordFixtures.LEASE,
-					RecordFixtures.TTL))
+			RecordFixtures.assertSameResponse(found.response(), record);
+			assertThat(store.acquire(record.key(), RecordFixtures.otherFingerprint(), OwnerToken.generate(),
+					RecordFixtures.LEASE, RecordFixtures.TTL))
 				.isInstanceOf(AcquireResult.Mismatch.class);
 			// a read changes nothing
 			assertThat(get(store, record.key())).isEqualTo(value);
@@ -173,7 +172,7 @@ class RedisRecordCompatibilityIT {
 		assertThat(store.acquire(key, RecordFixtures.FINGERPRINT, OwnerToken.generate(), RecordFixtures.LEASE,
 				RecordFixtures.TTL))
 			.isInstanceOfSatisfying(AcquireResult.Replay.class,
-					(replay) -> assertSameResponse(replay.response(), Record.COMPLETED_WITH_HEADERS));
+					(replay) -> RecordFixtures.assertSameResponse(replay.response(), Record.COMPLETED_WITH_HEADERS));
 	}
 
 	@ParameterizedTest
@@ -190,8 +189,8 @@ class RedisRecordCompatibilityIT {
 		assertThat(found.leaseExpiresAt()).isBefore(now);
 		assertThat(found.createdAt()).isBetween(now.minus(RecordFixtures.LEASE).minusSeconds(120),
 				now.minus(RecordFixtures.LEASE));
-		assertThat(
-				store.acquire(key, otherFingerprint(), OwnerToken.generate(), RecordFixtures.LEASE, RecordFixtures.TTL))
+		assertThat(store.acquire(key, RecordFixtures.otherFingerprint(), OwnerToken.generate(), RecordFixtures.LEASE,
+				RecordFixtures.TTL))
 			.isInstanceOf(AcquireResult.Mismatch.class);
 		OwnerToken next = OwnerToken.generate();
 		assertThat(store.acquire(key, RecordFixtures.FINGERPRINT, next, RecordFixtures.LEASE, RecordFixtures.TTL))
@@ -223,32 +222,9 @@ class RedisRecordCompatibilityIT {
 		byte[] normalized = value.clone();
 		RedisRecordLayout.writeTime(normalized, RedisRecordLayout.CREATED_OFFSET,
 				RecordFixtures.CLAIMED_AT.toEpochMilli());
-		RedisRecordLayout.writeTime(normalized, RedisRecordLayout.TIME_OFFSET, completedExpiry().toEpochMilli());
+		RedisRecordLayout.writeTime(normalized, RedisRecordLayout.TIME_OFFSET,
+				RecordFixtures.completedExpiry().toEpochMilli());
 		return normalized;
-	}
-
-	private static Instant completedExpiry() {
-		return RecordFixtures.COMPLETED_AT.plus(RecordFixtures.TTL);
-	}
-
-	private static List<Record> completed() {
-		return Arrays.stream(Record.values()).filter(Record::completed).toList();
-	}
-
-	private static RequestFingerprint otherFingerprint() {
-		byte[] bytes = RecordFixtures.FINGERPRINT.toByteArray();
-		bytes[0] ^= 1;
-		return RequestFingerprint.of(bytes);
-	}
-
-	private static void assertSameResponse(StoredResponse actual, Record record) {
-		StoredResponse expected = record.response();
-		assertThat(actual).as(record.fileName()).isNotNull();
-		assertThat(actual.status()).as(record.fileName()).isEqualTo(expected.status());
-		assertThat(actual.headers()).as(record.fileName()).containsExactlyElementsOf(expected.headers());
-		assertThat(actual.isBodyRetained()).as(record.fileName()).isEqualTo(expected.isBodyRetained());
-		assertThat(actual.bodyBytes()).as(record.fileName()).isEqualTo(expected.bodyBytes());
-		assertThat(actual).isEqualTo(expected);
 	}
 
 	private static String valueFile(Record record) {
