@@ -35,6 +35,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -207,6 +208,7 @@ public final class RedisClusterServers implements AutoCloseable {
 	private boolean healthy() {
 		List<Integer> live = livePorts();
 		String reference = null;
+		int replicas = 0;
 		for (int port : live) {
 			if (!info(port).contains("cluster_state:ok")) {
 				return false;
@@ -225,15 +227,19 @@ public final class RedisClusterServers implements AutoCloseable {
 				return false;
 			}
 			String replication = onNode(port, (redis) -> redis.info("replication"));
-			if (replication.contains("role:slave") && !replication.contains("master_link_status:up")) {
-				return false;
+			if (replication.contains("role:slave")) {
+				if (!replication.contains("master_link_status:up")) {
+					return false;
+				}
+				replicas++;
 			}
 		}
-		// every master that serves slots has a live replica once the cluster settled
+		// three masters serve the slots, and every other live node replicates one of them
+		// (a node told to replicate is a master without slots until it has done so)
 		long masters = nodes(live.get(0)).stream()
 			.filter((node) -> node.master() && !node.slots().isEmpty() && !node.failed())
 			.count();
-		return masters == MASTERS;
+		return masters == MASTERS && replicas == live.size() - MASTERS;
 	}
 
 	/**
@@ -367,14 +373,21 @@ public final class RedisClusterServers implements AutoCloseable {
 	 * @return the replica's port
 	 */
 	public int replicaOf(int masterPort) {
-		List<Node> nodes = nodes(masterPort);
-		String masterId = nodes.stream().filter((node) -> node.port() == masterPort).findFirst().orElseThrow().id();
-		return nodes.stream()
-			.filter((node) -> masterId.equals(node.masterId()) && !node.failed())
-			.mapToInt(Node::port)
-			.filter(this::isAlive)
-			.findFirst()
-			.orElseThrow(() -> new IllegalStateException("Master on port " + masterPort + " has no live replica"));
+		// the master learns of its replicas by gossip: right after a start or a failover
+		// its view may lag behind the replicas' own
+		int[] replica = new int[1];
+		await("a live replica in the view of the master on port " + masterPort, () -> {
+			List<Node> nodes = nodes(masterPort);
+			String masterId = nodes.stream().filter((node) -> node.port() == masterPort).findFirst().orElseThrow().id();
+			OptionalInt live = nodes.stream()
+				.filter((node) -> masterId.equals(node.masterId()) && !node.failed())
+				.mapToInt(Node::port)
+				.filter(this::isAlive)
+				.findFirst();
+			live.ifPresent((port) -> replica[0] = port);
+			return live.isPresent();
+		});
+		return replica[0];
 	}
 
 	/**
