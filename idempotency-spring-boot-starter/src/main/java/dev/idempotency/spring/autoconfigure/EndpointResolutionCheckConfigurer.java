@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.EndpointResolutionInterceptor;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
@@ -41,11 +42,14 @@ final class EndpointResolutionCheckConfigurer implements WebMvcConfigurer {
 
 	private final @Nullable IdempotencyProblemRenderer problemRenderer;
 
+	private final @Nullable EndpointPolicies policies;
+
 	EndpointResolutionCheckConfigurer(IdempotentEndpointResolver resolver, IdempotencyProperties properties,
-			@Nullable IdempotencyProblemRenderer problemRenderer) {
+			@Nullable IdempotencyProblemRenderer problemRenderer, @Nullable EndpointPolicies policies) {
 		this.resolver = resolver;
 		this.properties = properties;
 		this.problemRenderer = problemRenderer;
+		this.policies = policies;
 	}
 
 	@Override
@@ -53,6 +57,7 @@ final class EndpointResolutionCheckConfigurer implements WebMvcConfigurer {
 		if (this.resolver instanceof HandlerMappingEndpointResolver handlerMappingResolver) {
 			EndpointResolutionInterceptor interceptor = new EndpointResolutionInterceptor(handlerMappingResolver);
 			interceptor.setKeyHeader(this.properties.getKeyHeader());
+			interceptor.setPolicies(this.policies);
 			interceptor.setProblemTypeBase(this.properties.getProblemTypeBase());
 			interceptor.setProblemRenderer(this.problemRenderer);
 			registry.addInterceptor(interceptor).order(Ordered.HIGHEST_PRECEDENCE);

@@ -212,8 +212,10 @@ public final class IdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean(name = "idempotencyEndpointResolutionCheck")
 		@ConditionalOnBooleanProperty(name = "idempotency.filter.check-handler", matchIfMissing = true)
 		WebMvcConfigurer idempotencyEndpointResolutionCheck(IdempotentEndpointResolver endpointResolver,
-				IdempotencyProperties properties, ObjectProvider<IdempotencyProblemRenderer> problemRenderer) {
-			return new EndpointResolutionCheckConfigurer(endpointResolver, properties, problemRenderer.getIfUnique());
+				IdempotencyProperties properties, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
+				ObjectProvider<EndpointPolicies> policies) {
+			return new EndpointResolutionCheckConfigurer(endpointResolver, properties, problemRenderer.getIfUnique(),
+					policies.getIfUnique());
 		}
 
 		@Bean

@@ -112,6 +112,8 @@ public class IdempotencyPolicyProperties {
 
 	private final Fingerprint fingerprint = new Fingerprint();
 
+	private final Key key = new Key();
+
 	/**
 	 * Return settings that are all set to their defaults, those of the engine's
 	 * {@link IdempotencyPolicy} where it has one.
@@ -277,6 +279,10 @@ public class IdempotencyPolicyProperties {
 		return this.fingerprint;
 	}
 
+	public Key getKey() {
+		return this.key;
+	}
+
 	/**
 	 * What the request fingerprint covers besides method, path, query, content type and
 	 * body.
@@ -322,6 +328,44 @@ public class IdempotencyPolicyProperties {
 
 		public void setExcludedJsonPointers(@Nullable List<String> excludedJsonPointers) {
 			this.excludedJsonPointers = excludedJsonPointers;
+		}
+
+	}
+
+	/**
+	 * Where the requests of a named policy carry their idempotency key, when not in the
+	 * key header ({@code idempotency.key-header}): set one of the two, for example for a
+	 * webhook receiver. Not inherited: a policy's key source is its own.
+	 */
+	public static class Key {
+
+		/**
+		 * Name of the request header that carries the key instead of the key header, such
+		 * as the webhook-id header of the Standard Webhooks convention.
+		 */
+		private @Nullable String header;
+
+		/**
+		 * JSON Pointer (RFC 6901) to the key in the JSON request body instead of a
+		 * header, such as /id for the identifier of a webhook event. A key in the body is
+		 * always required.
+		 */
+		private @Nullable String jsonPointer;
+
+		public @Nullable String getHeader() {
+			return this.header;
+		}
+
+		public void setHeader(@Nullable String header) {
+			this.header = header;
+		}
+
+		public @Nullable String getJsonPointer() {
+			return this.jsonPointer;
+		}
+
+		public void setJsonPointer(@Nullable String jsonPointer) {
+			this.jsonPointer = jsonPointer;
 		}
 
 	}

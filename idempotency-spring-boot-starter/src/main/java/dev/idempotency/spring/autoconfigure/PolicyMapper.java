@@ -28,11 +28,13 @@ import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Fingerprint;
+import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Key;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Endpoint;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.JsonMode;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.EndpointPolicy;
 import dev.idempotency.spring.web.EndpointRule;
+import dev.idempotency.spring.web.IdempotencyKeySource;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -62,6 +64,13 @@ final class PolicyMapper {
 	 */
 	void validateGlobalSettings() {
 		checkHeaderName("key-header", this.properties.getKeyHeader(), false);
+		Key globalKey = this.properties.getKey();
+		if (globalKey.getHeader() != null || globalKey.getJsonPointer() != null) {
+			throw invalid((globalKey.getHeader() != null) ? "key.header" : "key.json-pointer",
+					(globalKey.getHeader() != null) ? globalKey.getHeader() : globalKey.getJsonPointer(),
+					"a key source is set per policy (idempotency.policies.<name>.key.header or .key.json-pointer);"
+							+ " the header of every other policy is idempotency.key-header");
+		}
 		checkHeaderName("scope-header", this.properties.getScopeHeader(), true);
 		checkHeaderName("client-ttl-header", this.properties.getClientTtlHeader(), true);
 		String base = this.properties.getProblemTypeBase();
@@ -148,6 +157,7 @@ final class PolicyMapper {
 				throw invalid(pointersName, pointer, problem);
 			}
 		}
+		IdempotencyKeySource keySource = keySource(prefix, policy.getKey());
 		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, settings.getInFlightWait(),
 				settings.getOnStoreFailure(), settings.getNonStorableStatuses(), settings.getUnavailableRetryAfter(),
 				settings.getInProgressRetryAfter(), Boolean.TRUE.equals(settings.getTransactional()));
@@ -160,7 +170,32 @@ final class PolicyMapper {
 			throw invalid(pointersName, pointers, ex.getMessage());
 		}
 		return new EndpointPolicy(enginePolicy, fingerprinter, fingerprint.getHeaders(), maxRequestBody,
-				maxResponseBody, minTtl, maxTtl);
+				maxResponseBody, minTtl, maxTtl, keySource);
+	}
+
+	// a policy's own setting: the global one is refused above
+	private static IdempotencyKeySource keySource(String prefix, Key key) {
+		String headerName = prefix + "key.header";
+		String pointerName = prefix + "key.json-pointer";
+		String header = key.getHeader();
+		String pointer = key.getJsonPointer();
+		if (header != null && pointer != null) {
+			throw invalid(pointerName, pointer, "must not be set together with " + headerName + " ('" + header
+					+ "'): a policy reads its key from one place");
+		}
+		if (header != null) {
+			checkHeaderName(headerName, header, false);
+			return IdempotencyKeySource.header(header);
+		}
+		if (pointer != null) {
+			String problem = pointer.isEmpty() ? "must point into the body, not at the whole body"
+					: jsonPointerProblem(pointer);
+			if (problem != null) {
+				throw invalid(pointerName, pointer, problem);
+			}
+			return IdempotencyKeySource.jsonPointer(pointer);
+		}
+		return IdempotencyKeySource.keyHeader();
 	}
 
 	/**

@@ -18,10 +18,13 @@ package dev.idempotency.spring.openapi;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.engine.StoreFailureMode;
@@ -30,6 +33,7 @@ import dev.idempotency.spring.web.EndpointPolicy;
 import dev.idempotency.spring.web.EndpointRule;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.IdempotencyKeySource;
 import dev.idempotency.spring.web.IdempotencyProblem;
 import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.spring.web.IdempotentEndpoint;
@@ -96,6 +100,11 @@ public final class IdempotencyOperationCustomizer
 
 	private static final String PROBLEM_SCHEMA_REF = Components.COMPONENTS_SCHEMAS_REF + PROBLEM_SCHEMA;
 
+	/**
+	 * The extension that documents where in the request body an operation's key is.
+	 */
+	static final String BODY_KEY_EXTENSION = "x-idempotency-key";
+
 	private static final String KEY_PATTERN = "^[\\x21-\\x7E]+$";
 
 	private static final String KEY_EXAMPLE = "8e03978e-40d5-43e8-bc93-6894a57f9324";
@@ -107,6 +116,9 @@ public final class IdempotencyOperationCustomizer
 	private final List<RulePattern> rules;
 
 	private final String keyHeader;
+
+	// lower case: the key header and every policy's own
+	private final Set<String> keyHeaders;
 
 	private final String problemTypeBase;
 
@@ -126,6 +138,15 @@ public final class IdempotencyOperationCustomizer
 		this.resolver = Objects.requireNonNull(resolver, "'resolver' must not be null");
 		this.policies = Objects.requireNonNull(policies, "'policies' must not be null");
 		this.keyHeader = Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
+		Set<String> keyHeaders = new HashSet<>();
+		keyHeaders.add(keyHeader.toLowerCase(Locale.ROOT));
+		for (EndpointPolicy policy : policies.all()) {
+			String header = policy.keySource().header();
+			if (header != null) {
+				keyHeaders.add(header.toLowerCase(Locale.ROOT));
+			}
+		}
+		this.keyHeaders = Set.copyOf(keyHeaders);
 		this.problemTypeBase = Objects.requireNonNull(problemTypeBase, "'problemTypeBase' must not be null");
 		this.expiresHeader = expiresHeader;
 		List<RulePattern> patterns = new ArrayList<>();
@@ -194,13 +215,24 @@ public final class IdempotencyOperationCustomizer
 	}
 
 	private boolean isDocumented(Operation operation) {
-		return findKeyParameter(operation) != null;
-	}
-
-	private @Nullable Parameter findKeyParameter(Operation operation) {
+		if (operation.getExtensions() != null && operation.getExtensions().containsKey(BODY_KEY_EXTENSION)) {
+			return true;
+		}
 		if (operation.getParameters() != null) {
 			for (Parameter parameter : operation.getParameters()) {
-				if ("header".equals(parameter.getIn()) && this.keyHeader.equalsIgnoreCase(parameter.getName())) {
+				if ("header".equals(parameter.getIn()) && parameter.getName() != null
+						&& this.keyHeaders.contains(parameter.getName().toLowerCase(Locale.ROOT))) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	private @Nullable Parameter findKeyParameter(Operation operation, String header) {
+		if (operation.getParameters() != null) {
+			for (Parameter parameter : operation.getParameters()) {
+				if ("header".equals(parameter.getIn()) && header.equalsIgnoreCase(parameter.getName())) {
 					return parameter;
 				}
 			}
@@ -209,8 +241,17 @@ public final class IdempotencyOperationCustomizer
 	}
 
 	private void document(Operation operation, IdempotentEndpoint endpoint) {
-		if (findKeyParameter(operation) == null) {
-			operation.addParametersItem(keyParameter(endpoint.required()));
+		EndpointPolicy policy = this.policies.get(endpoint.policy());
+		IdempotencyKeySource source = (policy != null) ? policy.keySource() : IdempotencyKeySource.keyHeader();
+		if (source.isBody()) {
+			// OpenAPI has no place for a parameter inside the body: an extension names it
+			operation.addExtension(BODY_KEY_EXTENSION, Map.of("in", "body", "json-pointer", source.jsonPointer()));
+		}
+		else {
+			String header = (source.header() != null) ? source.header() : this.keyHeader;
+			if (findKeyParameter(operation, header) == null) {
+				operation.addParametersItem(keyParameter(header, endpoint.required(), source.header() == null));
+			}
 		}
 		if (operation.getResponses() == null) {
 			operation.setResponses(new ApiResponses());
@@ -221,12 +262,13 @@ public final class IdempotencyOperationCustomizer
 				addSuccessHeaders(response.getValue());
 			}
 		}
-		EndpointPolicy policy = this.policies.get(endpoint.policy());
-		List<IdempotencyProblem> badRequest = endpoint.required()
+		boolean required = endpoint.required() || source.isBody();
+		List<IdempotencyProblem> badRequest = required
 				? List.of(IdempotencyProblem.KEY_MISSING, IdempotencyProblem.KEY_INVALID)
 				: List.of(IdempotencyProblem.KEY_INVALID);
-		addProblem(responses, "400", "The idempotency key is " + (endpoint.required() ? "missing or " : "")
-				+ "malformed; the handler did not run.", badRequest, false);
+		addProblem(responses, "400",
+				"The idempotency key is " + (required ? "missing or " : "") + "malformed; the handler did not run.",
+				badRequest, false);
 		addProblem(responses, "409",
 				"A request with this key is still being processed; retry after the 'Retry-After' seconds.",
 				List.of(IdempotencyProblem.REQUEST_IN_PROGRESS), true);
@@ -249,15 +291,16 @@ public final class IdempotencyOperationCustomizer
 		}
 	}
 
-	private Parameter keyParameter(boolean required) {
+	private Parameter keyParameter(String header, boolean required, boolean clientChosen) {
 		Schema<String> schema = schema("string");
 		schema.minLength(1).maxLength(IdempotencyKey.MAX_KEY_LENGTH).pattern(KEY_PATTERN);
-		String description = "Key chosen by the client (for example a random UUID) that makes retries of this "
-				+ "request safe: the first request with a key runs, every retry with the same key gets the stored "
-				+ "response. 1 to " + IdempotencyKey.MAX_KEY_LENGTH
+		String description = (clientChosen ? "Key chosen by the client (for example a random UUID)"
+				: "Identifier of the delivery (for example a webhook's message id)")
+				+ " that makes retries of this request safe: the first request with a key runs, every retry with"
+				+ " the same key gets the stored response. 1 to " + IdempotencyKey.MAX_KEY_LENGTH
 				+ " visible ASCII characters, sent once, as a token or as an RFC 8941 quoted string."
 				+ (required ? "" : " Optional: a request without a key runs without protection.");
-		return new HeaderParameter().name(this.keyHeader)
+		return new HeaderParameter().name(header)
 			.required(required)
 			.description(description)
 			.schema(schema)

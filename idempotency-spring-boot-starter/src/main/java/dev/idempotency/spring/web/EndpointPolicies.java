@@ -68,6 +68,14 @@ public final class EndpointPolicies {
 	}
 
 	/**
+	 * Return every policy, in the order they were given.
+	 * @return the policies, unmodifiable
+	 */
+	public Collection<EndpointPolicy> all() {
+		return this.policies.values();
+	}
+
+	/**
 	 * Return the {@value IdempotencyPolicy#DEFAULT_NAME} policy.
 	 * @return the default policy
 	 */

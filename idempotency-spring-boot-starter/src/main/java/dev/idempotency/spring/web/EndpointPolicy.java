@@ -40,11 +40,13 @@ import dev.idempotency.core.fingerprint.RequestFingerprinter;
  * {@link StoredResponseCodec#MAX_BODY_SIZE}
  * @param minTtl shortest TTL a client may ask for with the client TTL header
  * @param maxTtl longest TTL a client may ask for with the client TTL header
+ * @param keySource where the requests carry their key, never {@code null}
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fingerprinter,
-		List<String> fingerprintHeaders, int maxRequestBody, int maxResponseBody, Duration minTtl, Duration maxTtl) {
+		List<String> fingerprintHeaders, int maxRequestBody, int maxResponseBody, Duration minTtl, Duration maxTtl,
+		IdempotencyKeySource keySource) {
 
 	/**
 	 * Largest body size accepted for requests.
@@ -61,6 +63,7 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 	 * {@value StoredResponseCodec#MAX_BODY_SIZE}
 	 * @param minTtl shortest TTL a client may ask for, positive
 	 * @param maxTtl longest TTL a client may ask for, not shorter than {@code minTtl}
+	 * @param keySource where the requests carry their key
 	 */
 	public EndpointPolicy {
 		Objects.requireNonNull(policy, "'policy' must not be null");
@@ -69,6 +72,7 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 			.copyOf(Objects.requireNonNull(fingerprintHeaders, "'fingerprintHeaders' must not be null"));
 		Objects.requireNonNull(minTtl, "'minTtl' must not be null");
 		Objects.requireNonNull(maxTtl, "'maxTtl' must not be null");
+		Objects.requireNonNull(keySource, "'keySource' must not be null");
 		if (maxRequestBody < 0 || maxRequestBody > MAX_BODY_SIZE) {
 			throw new IllegalArgumentException("max-request-body must be between 0 and " + MAX_BODY_SIZE + " bytes");
 		}
@@ -81,6 +85,23 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 			throw new IllegalArgumentException(
 					"policy '" + policy.name() + "': min-ttl must be positive and not longer than max-ttl");
 		}
+	}
+
+	/**
+	 * Create a policy whose requests carry their key in the filter's key header.
+	 * @param policy the engine's policy
+	 * @param fingerprinter the fingerprinter
+	 * @param fingerprintHeaders the headers that take part in the fingerprint
+	 * @param maxRequestBody largest request body, from 0 to {@value #MAX_BODY_SIZE}
+	 * @param maxResponseBody largest stored response body, from 0 to
+	 * {@value StoredResponseCodec#MAX_BODY_SIZE}
+	 * @param minTtl shortest TTL a client may ask for, positive
+	 * @param maxTtl longest TTL a client may ask for, not shorter than {@code minTtl}
+	 */
+	public EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fingerprinter, List<String> fingerprintHeaders,
+			int maxRequestBody, int maxResponseBody, Duration minTtl, Duration maxTtl) {
+		this(policy, fingerprinter, fingerprintHeaders, maxRequestBody, maxResponseBody, minTtl, maxTtl,
+				IdempotencyKeySource.keyHeader());
 	}
 
 	/**

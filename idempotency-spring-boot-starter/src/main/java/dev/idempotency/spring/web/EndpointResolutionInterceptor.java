@@ -83,6 +83,8 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 
 	private String keyHeader = IdempotencyFilter.DEFAULT_KEY_HEADER;
 
+	private @Nullable EndpointPolicies policies;
+
 	private String problemTypeBase = IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE;
 
 	private @Nullable IdempotencyProblemRenderer problemRenderer;
@@ -106,6 +108,16 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	public void setKeyHeader(String keyHeader) {
 		this.keyHeader = Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
 		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
+	}
+
+	/**
+	 * Set the policies of the idempotent endpoints, so that a request to a handler whose
+	 * policy reads its key from another header or from the body is checked against that
+	 * source. Without them, every policy is taken to read the key header.
+	 * @param policies the policies, or {@code null}
+	 */
+	public void setPolicies(@Nullable EndpointPolicies policies) {
+		this.policies = policies;
 	}
 
 	/**
@@ -153,7 +165,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 			return true;
 		}
 		if (filterEndpoint == null) {
-			if (!handlerEndpoint.required() && request.getHeader(this.keyHeader) == null) {
+			if (!handlerEndpoint.required() && keyNotSent(handlerEndpoint, request)) {
 				// without a key the filter lets a request to this handler through anyway
 				return true;
 			}
@@ -185,6 +197,18 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 			}
 		}
 		return false;
+	}
+
+	// whether the filter lets a request to an endpoint with an optional key through
+	// unprotected: its key header was not sent (a key in the body is always required)
+	private boolean keyNotSent(IdempotentEndpoint endpoint, HttpServletRequest request) {
+		EndpointPolicy policy = (this.policies != null) ? this.policies.get(endpoint.policy()) : null;
+		IdempotencyKeySource source = (policy != null) ? policy.keySource() : IdempotencyKeySource.keyHeader();
+		if (source.isBody()) {
+			return false;
+		}
+		String header = source.header();
+		return request.getHeader((header != null) ? header : this.keyHeader) == null;
 	}
 
 	private void warnOnce(String kind, Object handler, HttpServletRequest request, String message) {

@@ -365,20 +365,33 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		IdempotentEndpoint endpoint = resolveEndpoint(request);
 		EndpointPolicy policy = (endpoint != null) ? policyOf(endpoint) : null;
-		Enumeration<String> keyValues = (policy != null) ? request.getHeaders(this.keyHeader) : null;
-		if (policy == null || (!endpoint.required() && isAbsent(keyValues))) {
-			// not an idempotent endpoint, or an optional key that was not sent
+		IdempotencyKeySource keySource = (policy != null) ? policy.keySource() : IdempotencyKeySource.keyHeader();
+		Enumeration<String> keyValues = (policy != null && !keySource.isBody())
+				? request.getHeaders(keyHeader(keySource)) : null;
+		if (policy == null || (!endpoint.required() && keyValues != null && !keyValues.hasMoreElements())) {
+			// not an idempotent endpoint, or an optional key header that was not sent
 			chain.doFilter(request, response);
 			return;
 		}
 		RequestObservation observation = RequestObservation.start(this.observationRegistry, this.observationConvention,
 				request, policy);
 		try (Observation.Scope scope = observation.openScope()) {
-			String clientKey = readKey(keyValues, request, response, observation);
-			String keyScope = (clientKey != null) ? scope(request, response, policy, observation) : null;
-			BufferedRequestWrapper buffered = (keyScope != null)
-					? buffer(clientKey, policy, request, response, observation) : null;
-			if (buffered != null) {
+			String clientKey;
+			String keyScope;
+			BufferedRequestWrapper buffered;
+			if (keyValues != null) {
+				clientKey = readKey(keyValues, keySource, request, response, observation);
+				keyScope = (clientKey != null) ? scope(request, response, policy, observation) : null;
+				buffered = (keyScope != null) ? buffer(clientKey, policy, request, response, observation) : null;
+			}
+			else {
+				// a key in the body: known once the body is read
+				keyScope = scope(request, response, policy, observation);
+				buffered = (keyScope != null) ? buffer(null, policy, request, response, observation) : null;
+				clientKey = (buffered != null) ? readBodyKey(buffered, keySource, request, response, observation)
+						: null;
+			}
+			if (buffered != null && clientKey != null && keyScope != null) {
 				// else the key, the caller or the body was refused with a problem
 				IdempotencyKey key = key(keyScope, clientKey, request);
 				RequestFingerprint fingerprint = fingerprint(buffered, policy);
@@ -420,30 +433,51 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		return policy;
 	}
 
-	private static boolean isAbsent(@Nullable Enumeration<String> keyValues) {
-		return keyValues == null || !keyValues.hasMoreElements();
+	private String keyHeader(IdempotencyKeySource keySource) {
+		String header = keySource.header();
+		return (header != null) ? header : this.keyHeader;
 	}
 
 	// the client's key, or null once the request is answered with a problem
-	private @Nullable String readKey(@Nullable Enumeration<String> keyValues, HttpServletRequest request,
-			HttpServletResponse response, RequestObservation observation) throws IOException {
-		if (isAbsent(keyValues)) {
+	private @Nullable String readKey(Enumeration<String> keyValues, IdempotencyKeySource keySource,
+			HttpServletRequest request, HttpServletResponse response, RequestObservation observation)
+			throws IOException {
+		if (!keyValues.hasMoreElements()) {
 			observation.outcome(IdempotencyOutcome.MISSING_KEY);
-			this.problems.keyMissing(request, response);
+			this.problems.keyMissing(request, response, keySource);
 			return null;
 		}
 		String value = keyValues.nextElement();
 		String clientKey = keyValues.hasMoreElements() ? null : KeyHeaderParser.parse(value);
 		if (clientKey == null) {
 			observation.outcome(IdempotencyOutcome.INVALID_KEY);
-			this.problems.keyInvalid(request, response);
+			this.problems.keyInvalid(request, response, keySource);
 		}
 		return clientKey;
 	}
 
+	// the key in the body, or null once the request is answered with a problem
+	private @Nullable String readBodyKey(BufferedRequestWrapper request, IdempotencyKeySource keySource,
+			HttpServletRequest original, HttpServletResponse response, RequestObservation observation)
+			throws IOException {
+		JsonBodyKeyReader.BodyKey bodyKey = JsonBodyKeyReader.read(request.body(),
+				Objects.requireNonNull(keySource.pointer()));
+		if (bodyKey.key() == null) {
+			observation.outcome(bodyKey.absent() ? IdempotencyOutcome.MISSING_KEY : IdempotencyOutcome.INVALID_KEY);
+			if (bodyKey.absent()) {
+				this.problems.keyMissing(original, response, keySource);
+			}
+			else {
+				this.problems.keyInvalid(original, response, keySource);
+			}
+		}
+		return bodyKey.key();
+	}
+
 	// the request with its body in memory, or null once it is answered with a problem
-	private @Nullable BufferedRequestWrapper buffer(String clientKey, EndpointPolicy policy, HttpServletRequest request,
-			HttpServletResponse response, RequestObservation observation) throws IOException {
+	private @Nullable BufferedRequestWrapper buffer(@Nullable String clientKey, EndpointPolicy policy,
+			HttpServletRequest request, HttpServletResponse response, RequestObservation observation)
+			throws IOException {
 		BufferedRequestWrapper buffered = BufferedRequestWrapper.read(request, policy.maxRequestBody());
 		if (buffered == null) {
 			observation.outcome(IdempotencyOutcome.TOO_LARGE);

@@ -48,10 +48,8 @@ final class ProblemResponses {
 	 */
 	ProblemResponses(String typeBase, String keyHeader, @Nullable IdempotencyProblemRenderer renderer) {
 		this.writer = new ProblemWriter(typeBase, renderer);
-		this.keyMissingDetail = "This endpoint requires an '" + keyHeader + "' header.";
-		this.keyInvalidDetail = "The '" + keyHeader + "' header must be sent once and hold one key of 1 to "
-				+ IdempotencyKey.MAX_KEY_LENGTH
-				+ " visible ASCII characters (0x21-0x7E), as a token or a quoted string.";
+		this.keyMissingDetail = missingHeaderDetail(keyHeader);
+		this.keyInvalidDetail = invalidHeaderDetail(keyHeader);
 	}
 
 	void keyMissing(HttpServletRequest request, HttpServletResponse response) throws IOException {
@@ -62,6 +60,63 @@ final class ProblemResponses {
 		this.writer.write(request, response, IdempotencyProblem.KEY_INVALID, this.keyInvalidDetail, null, null, -1);
 	}
 
+	/**
+	 * Answer a request whose key is missing from the given source.
+	 * @param request the request
+	 * @param response the response
+	 * @param source where the endpoint's requests carry their key
+	 * @throws IOException if the response cannot be written
+	 */
+	void keyMissing(HttpServletRequest request, HttpServletResponse response, IdempotencyKeySource source)
+			throws IOException {
+		String header = source.header();
+		String detail;
+		if (source.isBody()) {
+			detail = "This endpoint requires the request's key in its JSON body at '" + source.jsonPointer() + "'.";
+		}
+		else if (header != null) {
+			detail = missingHeaderDetail(header);
+		}
+		else {
+			detail = this.keyMissingDetail;
+		}
+		this.writer.write(request, response, IdempotencyProblem.KEY_MISSING, detail, null, null, -1);
+	}
+
+	/**
+	 * Answer a request whose key in the given source is malformed.
+	 * @param request the request
+	 * @param response the response
+	 * @param source where the endpoint's requests carry their key
+	 * @throws IOException if the response cannot be written
+	 */
+	void keyInvalid(HttpServletRequest request, HttpServletResponse response, IdempotencyKeySource source)
+			throws IOException {
+		String header = source.header();
+		String detail;
+		if (source.isBody()) {
+			detail = "The request body must be JSON whose value at '" + source.jsonPointer() + "' is a string of 1 to "
+					+ IdempotencyKey.MAX_KEY_LENGTH
+					+ " visible ASCII characters (0x21-0x7E) or an integer, with no duplicate member on its path.";
+		}
+		else if (header != null) {
+			detail = invalidHeaderDetail(header);
+		}
+		else {
+			detail = this.keyInvalidDetail;
+		}
+		this.writer.write(request, response, IdempotencyProblem.KEY_INVALID, detail, null, null, -1);
+	}
+
+	private static String missingHeaderDetail(String header) {
+		return "This endpoint requires an '" + header + "' header.";
+	}
+
+	private static String invalidHeaderDetail(String header) {
+		return "The '" + header + "' header must be sent once and hold one key of 1 to " + IdempotencyKey.MAX_KEY_LENGTH
+				+ " visible ASCII characters (0x21-0x7E), as a token or a quoted string.";
+	}
+
 	void unauthenticated(HttpServletRequest request, HttpServletResponse response) throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.UNAUTHENTICATED,
 				"Requests to this endpoint must come from an authenticated caller: an idempotency key of an"
@@ -69,8 +124,8 @@ final class ProblemResponses {
 				null, null, -1);
 	}
 
-	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, String key, int maxRequestBody)
-			throws IOException {
+	void requestTooLarge(HttpServletRequest request, HttpServletResponse response, @Nullable String key,
+			int maxRequestBody) throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.REQUEST_TOO_LARGE, "The request body exceeds the "
 				+ maxRequestBody + " bytes accepted for idempotent requests to this endpoint.", key, null, -1);
 	}

@@ -37,6 +37,7 @@ import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.EndpointPolicy;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.web.IdempotencyKeySource;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.spring.web.IdempotentEndpoint;
@@ -127,10 +128,14 @@ class IdempotencyAutoConfigurationTests {
 					"idempotency.policies.payments.non-storable-statuses=5xx",
 					"idempotency.policies.payments.fingerprint.json=raw",
 					"idempotency.policies.payments.fingerprint.excluded-json-pointers=/sentAt,/items/0/ref",
-					"idempotency.fingerprint.headers=X-Account")
+					"idempotency.fingerprint.headers=X-Account", "idempotency.policies.events.key.json-pointer=/id",
+					"idempotency.policies.deliveries.key.header=webhook-id")
 			.run((context) -> {
 				EndpointPolicies policies = context.getBean(EndpointPolicies.class);
-				assertThat(policies.names()).containsExactly("default", "payments");
+				assertThat(policies.names()).containsExactly("default", "payments", "events", "deliveries");
+				assertThat(policies.getDefault().keySource()).isEqualTo(IdempotencyKeySource.keyHeader());
+				assertThat(policies.get("events").keySource()).isEqualTo(IdempotencyKeySource.jsonPointer("/id"));
+				assertThat(policies.get("deliveries").keySource()).isEqualTo(IdempotencyKeySource.header("webhook-id"));
 				assertThat(policies.getDefault().policy().ttl()).isEqualTo(Duration.ofHours(2));
 				EndpointPolicy payments = policies.get("payments");
 				assertThat(payments).isNotNull();
@@ -268,6 +273,16 @@ class IdempotencyAutoConfigurationTests {
 		assertInvalid("idempotency.policies.p.fingerprint.excluded-json-pointers", "'~' must be followed",
 				"idempotency.policies.p.fingerprint.excluded-json-pointers=/a~2");
 		assertInvalid("idempotency.key-header", "not a valid HTTP token", "idempotency.key-header=Bad Header");
+		assertInvalid("idempotency.policies.p.key.header", "not a valid HTTP token",
+				"idempotency.policies.p.key.header=webhook id");
+		assertInvalid("idempotency.policies.p.key.json-pointer", "must start with '/'",
+				"idempotency.policies.p.key.json-pointer=id");
+		assertInvalid("idempotency.policies.p.key.json-pointer", "not at the whole body",
+				"idempotency.policies.p.key.json-pointer=");
+		assertInvalid("idempotency.policies.p.key.json-pointer", "one place",
+				"idempotency.policies.p.key.json-pointer=/id", "idempotency.policies.p.key.header=webhook-id");
+		// the header of every policy without a source of its own has a setting already
+		assertInvalid("idempotency.key.header", "idempotency.key-header", "idempotency.key.header=webhook-id");
 		assertInvalid("idempotency.fingerprint.headers", "not a valid HTTP token",
 				"idempotency.fingerprint.headers=X:Y");
 		assertInvalid("idempotency.problem-type-base", "absolute URI", "idempotency.problem-type-base=/problems/");
