@@ -53,7 +53,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 		"idempotency.policies.small.max-response-body=1KB", "idempotency.fingerprint.headers=X-Account",
 		"idempotency.policies.lenient.fingerprint.excluded-json-pointers=/sentAt",
 		"idempotency.policies.raw.fingerprint.json=raw", "idempotency.policies.patient.in-flight-wait=5s",
-		"idempotency.client-ttl-header=X-TTL" })
+		"idempotency.client-ttl-header=X-TTL", "idempotency.policies.webhook-header.key.header=webhook-id",
+		"idempotency.policies.webhook-body.key.json-pointer=/data/id" })
 abstract class AbstractWebIT {
 
 	static final String KEY = "Idempotency-Key";

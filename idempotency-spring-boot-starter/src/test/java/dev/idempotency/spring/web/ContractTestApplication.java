@@ -195,6 +195,23 @@ class ContractTestApplication {
 				.body("tokens " + run);
 		}
 
+		@PostMapping("/webhooks/header")
+		@Idempotent("webhook-header")
+		String webhookByHeader(@RequestBody String body, HttpServletRequest request) throws InterruptedException {
+			int run = this.counter.increment("webhook-header", request.getHeader("webhook-id"));
+			// long enough for concurrent deliveries to overlap
+			Thread.sleep(100);
+			return "delivery " + run + " of " + body.length() + " bytes";
+		}
+
+		@PostMapping("/webhooks/body")
+		@Idempotent("webhook-body")
+		String webhookByBody(@RequestBody String body) throws InterruptedException {
+			int run = this.counter.increment("webhook-body", body);
+			Thread.sleep(100);
+			return "event " + run + " " + UUID.randomUUID();
+		}
+
 		@PostMapping("/optional")
 		@Idempotent(required = false)
 		String optional(HttpServletRequest request) {

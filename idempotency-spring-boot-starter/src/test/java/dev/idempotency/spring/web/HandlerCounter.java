@@ -37,6 +37,10 @@ class HandlerCounter {
 			.incrementAndGet();
 	}
 
+	int increment(String handler, String key) {
+		return this.counts.computeIfAbsent(handler + " " + key, (name) -> new AtomicInteger()).incrementAndGet();
+	}
+
 	int count(String handler, String keyHeader) {
 		AtomicInteger count = this.counts.get(handler + " " + keyHeader);
 		return (count != null) ? count.get() : 0;
