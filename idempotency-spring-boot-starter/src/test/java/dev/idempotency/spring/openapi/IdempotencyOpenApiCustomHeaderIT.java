@@ -38,7 +38,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
 						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
 						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-				"idempotency.policies.open.on-store-failure=fail-open", "idempotency.key-header=X-Request-Key",
+				"idempotency.policies.open.on-store-failure=fail-open",
+				"idempotency.policies.deliveries.key.header=webhook-id",
+				"idempotency.policies.events.key.json-pointer=/id", "idempotency.key-header=X-Request-Key",
 				"idempotency.problem-type-base=https://example.com/problems/", "idempotency.expires-header=false",
 				"springdoc.api-docs.version=openapi_3_0" })
 class IdempotencyOpenApiCustomHeaderIT {
@@ -70,6 +72,29 @@ class IdempotencyOpenApiCustomHeaderIT {
 			.asString()).isEqualTo("https://example.com/problems/idempotency-key-reused");
 		assertThat(responses.path("201").path("headers").propertyNames()).contains("Idempotent-Replayed")
 			.doesNotContain("Idempotency-Expires");
+	}
+
+	@Test
+	void documentsKeysTheServerTakesFromTheRequest() throws IOException, InterruptedException {
+		JsonNode paths = IdempotencyOpenApiIT.apiDocs(this.port).path("paths");
+		JsonNode delivery = paths.path("/webhooks/deliveries").path("post");
+		JsonNode deliveryKey = IdempotencyOpenApiIT.headerParameter(delivery, "webhook-id");
+		assertThat(deliveryKey).isNotNull();
+		assertThat(deliveryKey.path("required").asBoolean()).isTrue();
+		assertThat(deliveryKey.path("description").asString()).startsWith("Identifier of the delivery");
+		assertThat(IdempotencyOpenApiIT.headerParameter(delivery, "X-Request-Key")).isNull();
+		JsonNode event = paths.path("/webhooks/events").path("post");
+		assertThat(IdempotencyOpenApiIT.headerParameter(event, "X-Request-Key")).isNull();
+		assertThat(event.path("x-idempotency-key").path("in").asString()).isEqualTo("body");
+		assertThat(event.path("x-idempotency-key").path("json-pointer").asString()).isEqualTo("/id");
+		// a key in the body is always required
+		assertThat(event.path("responses")
+			.path("400")
+			.path("content")
+			.path("application/problem+json")
+			.path("examples")
+			.propertyNames()).contains("idempotency-key-missing", "idempotency-key-invalid");
+		assertThat(event.path("responses").path("409").isMissingNode()).isFalse();
 	}
 
 }

@@ -46,7 +46,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
 						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
 						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-				"idempotency.policies.open.on-store-failure=fail-open", "idempotency.endpoints[0].methods=PUT",
+				"idempotency.policies.open.on-store-failure=fail-open",
+				"idempotency.policies.deliveries.key.header=webhook-id",
+				"idempotency.policies.events.key.json-pointer=/id", "idempotency.endpoints[0].methods=PUT",
 				"idempotency.endpoints[0].path=/legacy/orders/{id}" })
 class IdempotencyOpenApiIT {
 

@@ -70,6 +70,18 @@ class OpenApiTestApplication {
 			return Map.of("id", id);
 		}
 
+		@PostMapping("/webhooks/deliveries")
+		@Idempotent("deliveries")
+		Map<String, Object> delivery(@RequestBody Map<String, Object> event) {
+			return event;
+		}
+
+		@PostMapping("/webhooks/events")
+		@Idempotent("events")
+		Map<String, Object> event(@RequestBody Map<String, Object> event) {
+			return event;
+		}
+
 		@PostMapping("/payments/{id}/refunds")
 		@Idempotent("open")
 		@ApiResponse(responseCode = "409", description = "The payment cannot be refunded")

@@ -127,6 +127,24 @@ class EndpointResolutionInterceptorTests {
 	}
 
 	@Test
+	void optionalKeyHandlerTheFilterMissedIsCheckedAgainstItsPolicysKeySource() {
+		this.runner.withPropertyValues("idempotency.policies.optional.key.header=webhook-id").run((context) -> {
+			MockMvc mvc = mvc(context, (path) -> path.equals("/optional") ? Decision.MISS : Decision.DELEGATE);
+			mvc.perform(post("/optional").header("Idempotency-Key", "k1")).andExpect(status().isOk());
+			mvc.perform(post("/optional").header("webhook-id", "k1"))
+				.andExpect(status().isInternalServerError())
+				.andExpect(jsonPath("$.type").value(NOT_APPLIED));
+			assertThat(count(context, "optional")).isOne();
+		});
+		// a key in the body is always required: the handler never runs unprotected
+		this.runner.withPropertyValues("idempotency.policies.optional.key.json-pointer=/id").run((context) -> {
+			MockMvc mvc = mvc(context, (path) -> path.equals("/optional") ? Decision.MISS : Decision.DELEGATE);
+			mvc.perform(post("/optional")).andExpect(status().isInternalServerError());
+			assertThat(count(context, "optional")).isZero();
+		});
+	}
+
+	@Test
 	void configuredKeyHeaderAndProblemTypeBaseApply() {
 		this.runner
 			.withPropertyValues("idempotency.key-header=X-Key", "idempotency.problem-type-base=https://example.com/p/")
