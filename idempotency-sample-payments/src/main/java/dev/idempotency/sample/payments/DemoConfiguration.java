@@ -33,8 +33,9 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * <li>{@code Demo-Delay-After-Commit-Ms}: the response waits this long (at most a minute)
  * once the payment is committed, before the idempotency layer stores it.
  * </ul>
- * Three headers of {@code POST /accounts} pause the opening of an account before the
- * handler, before the commit and after the commit of its transaction, for crash tests
+ * Three headers of {@code POST /accounts} and {@code POST /webhooks/gateway} pause the
+ * opening of an account or the settlement of an event before the handler, before the
+ * commit and after the commit of its transaction, for crash tests
  * ({@link DemoTransactionPauses}). Without the property the headers are ignored, and the
  * application runs the plain {@link PaymentController}, {@link PaymentService} and
  * gateway.
@@ -48,7 +49,7 @@ class DemoConfiguration implements WebMvcConfigurer {
 	@Override
 	public void addInterceptors(InterceptorRegistry registry) {
 		registry.addInterceptor(new DemoHeadersInterceptor()).addPathPatterns("/payments");
-		registry.addInterceptor(new DemoTransactionPauses()).addPathPatterns("/accounts");
+		registry.addInterceptor(new DemoTransactionPauses()).addPathPatterns("/accounts", "/webhooks/gateway");
 	}
 
 	// takes the fake gateway's place wherever a PaymentGateway is injected

@@ -33,18 +33,19 @@ import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.ModelAndView;
 
 /**
- * Pauses the opening of an account, {@code POST /accounts}, at the three points of its
- * request transaction (the "accounts" policy is transactional) that the crash tests kill
- * the process at, each for as long as a demo header asks (at most a minute):
+ * Pauses the opening of an account, {@code POST /accounts}, or the settlement of a
+ * gateway event, {@code POST /webhooks/gateway}, at the three points of its request
+ * transaction (their policies are transactional) that the crash tests kill the process
+ * at, each for as long as a demo header asks (at most a minute):
  * <ul>
  * <li>{@code Demo-Pause-Before-Handler-Ms}: the key is claimed in the open transaction,
  * the account is not written yet;
- * <li>{@code Demo-Pause-Before-Commit-Ms}: the account is written, the transaction is not
- * committed yet;
- * <li>{@code Demo-Pause-After-Commit-Ms}: the account and the stored response are
- * committed, the response is not written yet (a transaction synchronization, which runs
- * after the commit and before the idempotency filter writes the response; Redis, in
- * tiered mode, is not completed yet either).
+ * <li>{@code Demo-Pause-Before-Commit-Ms}: the account (or settlement) is written, the
+ * transaction is not committed yet;
+ * <li>{@code Demo-Pause-After-Commit-Ms}: the account (or settlement) and the stored
+ * response are committed, the response is not written yet (a transaction synchronization,
+ * which runs after the commit and before the idempotency filter writes the response;
+ * Redis, in tiered mode, is not completed yet either).
  * </ul>
  * Each pause is logged as it begins. A malformed header is refused with a 400, before the
  * handler runs.
@@ -75,16 +76,17 @@ class DemoTransactionPauses implements HandlerInterceptor {
 		request.setAttribute(BEFORE_COMMIT_ATTRIBUTE, beforeCommit);
 		if (!afterCommit.isZero() && TransactionSynchronizationManager.isSynchronizationActive()) {
 			String key = key(request);
+			String path = request.getRequestURI();
 			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
 
 				@Override
 				public void afterCommit() {
-					pause(afterCommit, "after the commit", key);
+					pause(afterCommit, "after the commit", path, key);
 				}
 
 			});
 		}
-		pause(beforeHandler, "before the handler", key(request));
+		pause(beforeHandler, "before the handler", request.getRequestURI(), key(request));
 		return true;
 	}
 
@@ -92,7 +94,7 @@ class DemoTransactionPauses implements HandlerInterceptor {
 	public void postHandle(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable ModelAndView modelAndView) {
 		if (request.getAttribute(BEFORE_COMMIT_ATTRIBUTE) instanceof Duration beforeCommit) {
-			pause(beforeCommit, "before the commit", key(request));
+			pause(beforeCommit, "before the commit", request.getRequestURI(), key(request));
 		}
 	}
 
@@ -105,11 +107,11 @@ class DemoTransactionPauses implements HandlerInterceptor {
 				: "none";
 	}
 
-	private static void pause(Duration pause, String point, String key) {
+	private static void pause(Duration pause, String point, String path, String key) {
 		if (pause.isZero()) {
 			return;
 		}
-		logger.info("Demo pause of " + pause.toMillis() + " ms " + point + " of POST /accounts, key '" + key + "'");
+		logger.info("Demo pause of " + pause.toMillis() + " ms " + point + " of POST " + path + ", key '" + key + "'");
 		try {
 			Thread.sleep(pause.toMillis());
 		}

@@ -27,9 +27,9 @@ import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 
 /**
- * HTTP Basic with three DEMO users. The idempotency filter runs after Spring Security, so
- * each user's keys live in their own scope: two users who pick the same key never see
- * each other's responses.
+ * HTTP Basic with three DEMO users, and one for the payment service provider's webhook
+ * deliveries. The idempotency filter runs after Spring Security, so each user's keys live
+ * in their own scope: two users who pick the same key never see each other's responses.
  *
  * @author Idempotency contributors
  */
@@ -45,6 +45,9 @@ class SecurityConfiguration {
 			.permitAll()
 			.requestMatchers("/actuator/idempotency", "/actuator/idempotency/**")
 			.hasRole("ADMIN")
+			// the payment service provider's webhook deliveries, as a user of their own
+			.requestMatchers("/webhooks/**")
+			.hasRole("GATEWAY")
 			.anyRequest()
 			.authenticated());
 		http.httpBasic(Customizer.withDefaults());
@@ -60,7 +63,8 @@ class SecurityConfiguration {
 		return new InMemoryUserDetailsManager(
 				User.withUsername("alice").password("{noop}alice-secret").roles("USER").build(),
 				User.withUsername("bob").password("{noop}bob-secret").roles("USER").build(),
-				User.withUsername("admin").password("{noop}admin-secret").roles("USER", "ADMIN").build());
+				User.withUsername("admin").password("{noop}admin-secret").roles("USER", "ADMIN").build(),
+				User.withUsername("gateway").password("{noop}gateway-secret").roles("GATEWAY").build());
 	}
 
 }

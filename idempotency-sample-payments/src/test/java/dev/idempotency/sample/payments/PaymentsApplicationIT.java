@@ -197,9 +197,50 @@ class PaymentsApplicationIT {
 		}
 	}
 
+	@Test
+	void aGatewayEventDeliveredManyTimesAtOnceAndLaterIsSettledOnce() throws Exception {
+		String eventId = "evt_" + UUID.randomUUID().toString().replace("-", "");
+		String event = gatewayEvent(eventId, 4200);
+		Request deliver = (i) -> this.client.post("gateway", "/webhooks/gateway", event);
+		List<HttpResponse<byte[]>> responses = race(20, deliver);
+		assertThat(responses).allSatisfy((r) -> assertThat(r.statusCode()).isIn(200, 409, 503));
+		// the provider redelivers every delivery it got no 2xx for
+		List<HttpResponse<byte[]>> settled = settle(deliver, responses);
+		assertThat(settled).allSatisfy((r) -> {
+			assertThat(r.statusCode()).isEqualTo(200);
+			assertThat(r.body()).isEqualTo(settled.get(0).body());
+		});
+		assertThat(settled.stream().filter((r) -> r.headers().firstValue("Idempotent-Replayed").isEmpty()))
+			.as("deliveries that ran the handler")
+			.hasSize(1);
+		assertThat(SampleClient.text(settled.get(0))).contains("\"event\":\"" + eventId + "\"",
+				"\"outcome\":\"settled\"");
+		// a day-later redelivery, with its members in another order: replayed
+		String reordered = "{\"data\":{\"currency\":\"EUR\",\"amount\":4200,\"id\":\"ch_" + eventId
+				+ "\"},\"type\":\"charge.succeeded\",\"id\":\"" + eventId + "\"}";
+		HttpResponse<byte[]> late = this.client.post("gateway", "/webhooks/gateway", reordered);
+		assertThat(late.body()).isEqualTo(settled.get(0).body());
+		assertThat(late.headers().firstValue("Idempotent-Replayed")).contains("true");
+		assertThat(settlements(eventId)).isOne();
+
+		// another event under an id already used: refused, nothing settled
+		HttpResponse<byte[]> clash = this.client.post("gateway", "/webhooks/gateway", gatewayEvent(eventId, 9900));
+		assertThat(clash.statusCode()).isEqualTo(422);
+		assertThat(SampleClient.text(clash)).contains("idempotency-key-reused");
+		// an event without an id: refused before the handler
+		HttpResponse<byte[]> anonymous = this.client.post("gateway", "/webhooks/gateway",
+				"{\"type\":\"charge.succeeded\",\"data\":{\"id\":\"ch_1\",\"amount\":1,\"currency\":\"EUR\"}}");
+		assertThat(anonymous.statusCode()).isEqualTo(400);
+		assertThat(SampleClient.text(anonymous)).contains("idempotency-key-missing", "at '/id'");
+		assertThat(settlements(eventId)).isOne();
+		// only the provider delivers events
+		assertThat(this.client.post("alice", "/webhooks/gateway", gatewayEvent("evt_forged", 1)).statusCode())
+			.isEqualTo(403);
+		assertThat(settlements("evt_forged")).isZero();
+	}
+
 	// What clients that retry do: send each answer that asks for a retry (409, 503) again
-	// with
-	// its key, one at a time, until it is final.
+	// with its key, one at a time, until it is final.
 	private List<HttpResponse<byte[]>> settle(Request request, List<HttpResponse<byte[]>> responses) throws Exception {
 		List<HttpResponse<byte[]>> settled = new ArrayList<>();
 		for (int i = 0; i < responses.size(); i++) {
@@ -236,6 +277,18 @@ class PaymentsApplicationIT {
 		finally {
 			executor.shutdownNow();
 		}
+	}
+
+	private static String gatewayEvent(String id, long amount) {
+		return "{\"id\":\"" + id + "\",\"type\":\"charge.succeeded\",\"data\":{\"id\":\"ch_" + id + "\",\"amount\":"
+				+ amount + ",\"currency\":\"EUR\"}}";
+	}
+
+	private long settlements(String eventId) {
+		return this.jdbc.sql("SELECT count(*) FROM gateway_settlements WHERE event_id = ?")
+			.param(eventId)
+			.query(Long.class)
+			.single();
 	}
 
 	private String openAccount(String user, long balance) {
