@@ -52,8 +52,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * </ul>
  * And three account openings (the transactional mode: the claim, the account and the
  * stored response commit in one transaction), before the handler, before the commit and
- * after the commit ({@link AccountOpeningCrash}). The kill happens only once the database
- * shows every state.
+ * after the commit ({@link AccountOpeningCrash}). And two deliveries of gateway events
+ * (transactional, keyed by the event's id), before and after the commit
+ * ({@link GatewayEventCrash}). The kill happens only once the database shows every state.
  * <p>
  * The retries go to the other instance. A payment's retry, once the dead owner's lease
  * has lapsed, runs the handler again, which resumes the payment instead of paying twice.
@@ -89,6 +90,8 @@ class CrashRecoveryIT {
 	private static SampleClient survivorClient;
 
 	private static AccountOpeningCrash openings;
+
+	private static GatewayEventCrash events;
 
 	private static String account;
 
@@ -147,6 +150,8 @@ class CrashRecoveryIT {
 		AccountOpeningCrash.awaitState(victim, "payment 'crash-committed' SUCCEEDED",
 				() -> "SUCCEEDED".equals(status("crash-committed")), second);
 		openings.awaitPaused();
+		events = new GatewayEventCrash(jdbc, victim);
+		events.awaitPaused();
 		assertThat(charges("crash-pending")).as("charges before the kill").isZero();
 		assertThat(charges("crash-committed")).as("charges before the kill").isOne();
 
@@ -168,6 +173,12 @@ class CrashRecoveryIT {
 		assertRecovered(survivorClient, "crash-pending", pending, 1111);
 		assertRecovered(survivorClient, "crash-committed", committed, 2222);
 		assertThat(balance(account)).isEqualTo(100_000 - 1111 - 2222);
+	}
+
+	@Test
+	void gatewayEventsKilledBeforeOrAfterTheirCommitAreSettledOnceByTheRedeliveries() {
+		events.assertUnanswered();
+		events.assertSettledOnceByTheRedeliveries(survivorClient);
 	}
 
 	@Test
