@@ -154,11 +154,12 @@ public final class PostgresVolumeBenchmark {
 		try (Connection connection = dataSource.getConnection();
 				Statement statement = connection.createStatement();
 				ResultSet rs = statement.executeQuery("SELECT pg_table_size('" + table + "'), pg_indexes_size('"
-						+ table + "'), (SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = '" + table
-						+ "'), (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = '" + table + "')")) {
+						+ table + "'), n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd"
+						+ " FROM pg_stat_user_tables WHERE relname = '" + table + "'")) {
 			rs.next();
-			return String.format(Locale.ROOT, "table %,d MB, indexes %,d MB, live ~%,d, dead ~%,d",
-					rs.getLong(1) >> 20, rs.getLong(2) >> 20, rs.getLong(3), rs.getLong(4));
+			return String.format(Locale.ROOT, "table %,d MB, indexes %,d MB, live ~%,d, dead ~%,d, HOT updates %d%%",
+					rs.getLong(1) >> 20, rs.getLong(2) >> 20, rs.getLong(3), rs.getLong(4),
+					(rs.getLong(5) > 0) ? rs.getLong(6) * 100 / rs.getLong(5) : 0);
 		}
 	}
 
@@ -381,7 +382,7 @@ public final class PostgresVolumeBenchmark {
 				while (System.nanoTime() < wakeAt) {
 					Thread.sleep(Math.max(1, (wakeAt - System.nanoTime()) / 1_000_000));
 				}
-				if (elapsed >= this.settings.baselineSeconds) {
+				if (elapsed >= this.settings.baselineSeconds && elapsed < total) {
 					this.cleanupPhase = true;
 				}
 				Samples ended = this.window.getAndSet(new Samples(this.settings.rate * this.settings.windowSeconds * 2));
