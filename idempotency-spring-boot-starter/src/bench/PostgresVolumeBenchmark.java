@@ -98,6 +98,14 @@ public final class PostgresVolumeBenchmark {
 			JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(dataSource);
 			cleaner.setTableName(table);
 			cleaner.setBatchSize(settings.batchSize);
+			// the cleanup deletes; only (auto)vacuum makes the space of deleted rows reusable
+			try (Connection connection = dataSource.getConnection();
+					Statement statement = connection.createStatement();
+					ResultSet rs = statement.executeQuery("SHOW autovacuum")) {
+				rs.next();
+				System.out.println("autovacuum: " + rs.getString(1)
+						+ ("on".equals(rs.getString(1)) ? "" : " (deleted rows are never reclaimed: the table grows)"));
+			}
 			int responseBytes = responseBytes(dataSource, store, table);
 			prefill(dataSource, settings, responseBytes);
 			new Run(dataSource, store, cleaner, settings).run();
@@ -138,7 +146,8 @@ public final class PostgresVolumeBenchmark {
 			System.out.printf(Locale.ROOT, "prefill: %,d rows (%.0f s)%n", to, seconds(started));
 		}
 		execute(dataSource, "VACUUM ANALYZE " + settings.table);
-		System.out.printf(Locale.ROOT, "prefill done in %.0f s: %s%n", seconds(started), sizes(dataSource, settings.table));
+		System.out.printf(Locale.ROOT, "prefill done in %.0f s (stored responses of %d bytes): %s%n", seconds(started),
+				responseBytes, sizes(dataSource, settings.table));
 	}
 
 	static RequestFingerprint fingerprint(long n) {
@@ -233,7 +242,7 @@ public final class PostgresVolumeBenchmark {
 
 		final int rate = Integer.getInteger("volume.rate", 5000);
 
-		final int threads = Integer.getInteger("volume.threads", 8);
+		final int threads = Integer.getInteger("volume.threads", 16);
 
 		final int baselineSeconds = Integer.getInteger("volume.baseline-seconds", 120);
 

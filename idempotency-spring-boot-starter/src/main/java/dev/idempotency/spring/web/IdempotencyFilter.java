@@ -188,8 +188,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Set the name of the header that carries the key. Defaults to
-	 * {@value #DEFAULT_KEY_HEADER}.
+	 * Set the name of the header that carries the key, for every policy whose
+	 * {@link EndpointPolicy#keySource() key source} is
+	 * {@link IdempotencyKeySource#keyHeader()}. Defaults to {@value #DEFAULT_KEY_HEADER}.
 	 * @param keyHeader the header name, never {@code null}
 	 */
 	public void setKeyHeader(String keyHeader) {

@@ -29,7 +29,9 @@ import org.springframework.core.annotation.AliasFor;
 /**
  * Marks a Spring MVC handler method, or every handler method of a controller, as
  * idempotent: requests that carry an {@code Idempotency-Key} header run the handler once,
- * and every retry with the same key gets the stored response of the first request.
+ * and every retry with the same key gets the stored response of the first request. A
+ * policy may take the key from another header or from the JSON body instead
+ * ({@link IdempotencyKeySource}), as a webhook receiver does.
  * <p>
  * An annotation on a method takes precedence over one on its class. The policy named by
  * {@link #value()} must be configured under {@code idempotency.policies.<name>} (the
@@ -70,7 +72,8 @@ public @interface Idempotent {
 
 	/**
 	 * Whether a request without an idempotency key is rejected with {@code 400}. When
-	 * {@code false}, such a request runs the handler without protection.
+	 * {@code false}, such a request runs the handler without protection. A key that the
+	 * policy reads from the request body is always required.
 	 * @return whether the key is required
 	 */
 	boolean required() default true;
