@@ -29,7 +29,9 @@ import org.jspecify.annotations.Nullable;
  * header (a tenant), {@code principal:<name>} for an authenticated principal (also when
  * the name is empty: an authenticated caller never shares the global scope) and
  * {@code custom:<scope>} for a scope of an application's own. The global scope is the
- * empty string, whatever its source.
+ * empty string, whatever its source. The keys of an idempotent method or operation (not
+ * an HTTP request) are kept apart from every request's by
+ * {@code operation:<name>/<scope>}, whatever the scope inside.
  * <p>
  * A scope longer than {@link IdempotencyKey#MAX_SCOPE_LENGTH} (a token's subject, say) is
  * stored as {@code sha256:} and the lower-case hex SHA-256 digest of its UTF-8 bytes,
@@ -58,6 +60,12 @@ public final class IdempotencyScopes {
 	 * Prefix of the non-empty scopes of an application's own scope resolver.
 	 */
 	public static final String CUSTOM_PREFIX = "custom:";
+
+	/**
+	 * Prefix of the scopes of the keys of an idempotent operation (a method, or code that
+	 * calls the engine itself) rather than an HTTP request.
+	 */
+	public static final String OPERATION_PREFIX = "operation:";
 
 	/**
 	 * Prefix of the digest that stands for a scope too long to store.
@@ -93,6 +101,47 @@ public final class IdempotencyScopes {
 	 */
 	public static String custom(String scope) {
 		return scope.isEmpty() ? scope : CUSTOM_PREFIX + scope;
+	}
+
+	/**
+	 * Return the scope of the keys of a named operation inside another scope: the
+	 * operation's keys never meet those of HTTP requests, nor of another operation,
+	 * whatever their values.
+	 * @param operation the operation's name: letters, digits and {@code . _ - $} only, so
+	 * that it cannot contain the {@code /} that ends it
+	 * @param scope the scope inside the operation (a principal's, say), never
+	 * {@code null}
+	 * @return the scope, which may be too long to store as it is
+	 * @throws IllegalArgumentException if the operation's name is empty or has another
+	 * character
+	 */
+	public static String operation(String operation, String scope) {
+		if (!isOperationName(operation)) {
+			throw new IllegalArgumentException(
+					"operation name '" + operation + "' must be one or more letters, digits, '.', '_', '-' or '$'");
+		}
+		return OPERATION_PREFIX + operation + "/" + scope;
+	}
+
+	/**
+	 * Return whether the given value can name an operation: one or more ASCII letters,
+	 * digits, {@code .}, {@code _}, {@code -} or {@code $}.
+	 * @param name the candidate, may be {@code null}
+	 * @return {@code true} if it can
+	 */
+	public static boolean isOperationName(@Nullable String name) {
+		if (name == null || name.isEmpty()) {
+			return false;
+		}
+		for (int i = 0; i < name.length(); i++) {
+			char c = name.charAt(i);
+			boolean allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+					|| c == '_' || c == '-' || c == '$';
+			if (!allowed) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	/**

@@ -23,6 +23,7 @@ import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Tests for {@link IdempotencyScopes}.
@@ -89,6 +90,27 @@ class IdempotencyScopesTests {
 		assertThat(IdempotencyScopes.header(digest)).isNotEqualTo(digest);
 		assertThat(IdempotencyScopes.principal(digest)).isNotEqualTo(digest);
 		assertThat(IdempotencyScopes.custom(digest)).isNotEqualTo(digest);
+	}
+
+	@Test
+	void operationScopesAreApartFromRequestScopesAndFromEachOther() {
+		assertThat(IdempotencyScopes.operation("PaymentService.pay", "principal:alice"))
+			.isEqualTo("operation:PaymentService.pay/principal:alice");
+		assertThat(IdempotencyScopes.operation("pay", IdempotencyKey.GLOBAL_SCOPE)).isEqualTo("operation:pay/")
+			.isNotEqualTo(IdempotencyKey.GLOBAL_SCOPE);
+		// the name cannot hold the '/' that ends it, so no two pairs meet
+		assertThat(IdempotencyScopes.operation("a", "b/c")).isNotEqualTo(IdempotencyScopes.operation("b", "c"));
+		assertThat(IdempotencyScopes.isOperationName("a/b")).isFalse();
+	}
+
+	@Test
+	void operationNamesAreLettersDigitsAndFewMarks() {
+		assertThat(IdempotencyScopes.isOperationName("Refunds.create_v2-$1")).isTrue();
+		for (String name : new String[] { null, "", "a b", "a/b", "a:b", "é", "a|b" }) {
+			assertThat(IdempotencyScopes.isOperationName(name)).as(String.valueOf(name)).isFalse();
+		}
+		assertThatIllegalArgumentException().isThrownBy(() -> IdempotencyScopes.operation("a/b", ""))
+			.withMessageContaining("'a/b'");
 	}
 
 }

@@ -110,6 +110,13 @@ public class IdempotencyPolicyProperties {
 	 */
 	private @Nullable Duration maxTtl;
 
+	/**
+	 * Exception types that an idempotent method or operation stores and throws again on
+	 * every retry, instead of releasing its key (a subclass of one is included). Each
+	 * needs a public constructor taking a String message, or one without arguments.
+	 */
+	private @Nullable List<Class<? extends Throwable>> deterministicExceptions;
+
 	private final Fingerprint fingerprint = new Fingerprint();
 
 	private final Key key = new Key();
@@ -133,6 +140,7 @@ public class IdempotencyPolicyProperties {
 		defaults.transactional = false;
 		defaults.minTtl = Duration.ofMinutes(1);
 		defaults.maxTtl = Duration.ofDays(7);
+		defaults.deterministicExceptions = new ArrayList<>();
 		defaults.fingerprint.headers = new ArrayList<>();
 		defaults.fingerprint.json = JsonMode.CANONICAL;
 		defaults.fingerprint.excludedJsonPointers = new ArrayList<>();
@@ -169,6 +177,7 @@ public class IdempotencyPolicyProperties {
 		this.transactional = firstSet(this.transactional, source.transactional);
 		this.minTtl = firstSet(this.minTtl, source.minTtl);
 		this.maxTtl = firstSet(this.maxTtl, source.maxTtl);
+		this.deterministicExceptions = firstSet(this.deterministicExceptions, source.deterministicExceptions);
 		this.fingerprint.headers = firstSet(this.fingerprint.headers, source.fingerprint.headers);
 		this.fingerprint.json = firstSet(this.fingerprint.json, source.fingerprint.json);
 		this.fingerprint.excludedJsonPointers = firstSet(this.fingerprint.excludedJsonPointers,
@@ -273,6 +282,14 @@ public class IdempotencyPolicyProperties {
 
 	public void setMaxTtl(@Nullable Duration maxTtl) {
 		this.maxTtl = maxTtl;
+	}
+
+	public @Nullable List<Class<? extends Throwable>> getDeterministicExceptions() {
+		return this.deterministicExceptions;
+	}
+
+	public void setDeterministicExceptions(@Nullable List<Class<? extends Throwable>> deterministicExceptions) {
+		this.deterministicExceptions = deterministicExceptions;
 	}
 
 	public Fingerprint getFingerprint() {

@@ -20,6 +20,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -103,6 +104,35 @@ final class PolicyMapper {
 			policies.add(policy(name, policy, fingerprinters));
 		});
 		return new EndpointPolicies(policies);
+	}
+
+	/**
+	 * Return the exception types each policy stores for idempotent methods, the global
+	 * setting included.
+	 * @param policies the policies built by {@link #policies(Function)}
+	 * @return the types by policy name, with an entry for every policy
+	 */
+	Map<String, List<Class<? extends Throwable>>> deterministicExceptions(EndpointPolicies policies) {
+		Map<String, List<Class<? extends Throwable>>> byPolicy = new LinkedHashMap<>();
+		for (String name : policies.names()) {
+			IdempotencyPolicyProperties own = this.properties.getPolicies().get(name);
+			IdempotencyPolicyProperties settings = (own != null) ? own.orElse(this.properties) : this.properties;
+			List<Class<? extends Throwable>> types = settings.getDeterministicExceptions();
+			byPolicy.put(name, (types != null) ? List.copyOf(types) : List.of());
+		}
+		return byPolicy;
+	}
+
+	/**
+	 * Return the name of the property that sets a policy's deterministic exceptions: its
+	 * own, or the global one it inherits.
+	 * @param name the policy's name
+	 * @return the property's name
+	 */
+	String deterministicExceptionsProperty(String name) {
+		IdempotencyPolicyProperties own = this.properties.getPolicies().get(name);
+		return PREFIX + name("policies." + name + ".", "deterministic-exceptions",
+				(own != null) ? own.getDeterministicExceptions() : null);
 	}
 
 	private EndpointPolicy policy(String name, IdempotencyPolicyProperties policy,

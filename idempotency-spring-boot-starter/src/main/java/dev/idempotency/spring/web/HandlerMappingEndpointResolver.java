@@ -259,10 +259,18 @@ public final class HandlerMappingEndpointResolver
 
 	private @Nullable IdempotentEndpoint endpointOf(RequestMappingInfo info, HandlerMethod handlerMethod) {
 		Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(), Idempotent.class);
+		if (idempotent != null && !idempotent.key().isEmpty()) {
+			// a method call made idempotent by its key, not a request
+			return null;
+		}
 		if (idempotent == null) {
 			idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), Idempotent.class);
 			if (idempotent == null || acceptsOnlySafeMethods(info)) {
 				return null;
+			}
+			if (!idempotent.key().isEmpty()) {
+				throw new IllegalStateException("@Idempotent on " + handlerMethod.getBeanType().getName()
+						+ " has a key, which only a method's annotation may have: move it to the methods");
 			}
 		}
 		if (this.policies.get(idempotent.policy()) == null) {

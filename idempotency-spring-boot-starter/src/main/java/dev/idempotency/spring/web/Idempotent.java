@@ -33,6 +33,18 @@ import org.springframework.core.annotation.AliasFor;
  * policy may take the key from another header or from the JSON body instead
  * ({@link IdempotencyKeySource}), as a webhook receiver does.
  * <p>
+ * <b>Any bean method.</b> With a {@link #key()}, the annotation makes a method of any
+ * Spring bean idempotent instead, through an AOP proxy: the key is a SpEL expression over
+ * the arguments, the first call under a key runs and its result is stored, and a later
+ * call with the same key and arguments gets an equal result without running (see
+ * {@link dev.idempotency.spring.method.IdempotencyTemplate} for what else it may meet).
+ * The HTTP filter ignores a handler whose annotation has a key.
+ *
+ * <pre class="code">
+ * &#64;Idempotent(policy = "payments", key = "#command.requestId")
+ * public Receipt charge(ChargeCommand command) { ... }
+ * </pre>
+ * <p>
  * An annotation on a method takes precedence over one on its class. The policy named by
  * {@link #value()} must be configured under {@code idempotency.policies.<name>} (the
  * {@value IdempotencyPolicy#DEFAULT_NAME} policy always exists and uses the global
@@ -69,6 +81,44 @@ public @interface Idempotent {
 	 */
 	@AliasFor("value")
 	String policy() default IdempotencyPolicy.DEFAULT_NAME;
+
+	/**
+	 * SpEL expression over the method's arguments that gives the key of a call, for
+	 * example {@code #command.requestId} (arguments by name when the code is compiled
+	 * with {@code -parameters}, else {@code #p0}, {@code #p1}...). Its value, turned into
+	 * a string, must be 1 to 255 characters of visible ASCII. Only on a method; when set,
+	 * the method is made idempotent by the method interceptor, not by the HTTP filter.
+	 * @return the key expression, or empty for an HTTP endpoint
+	 */
+	String key() default "";
+
+	/**
+	 * SpEL expression over the arguments whose value's canonical JSON is the fingerprint
+	 * of a call, for example {@code #command} or {@code {#from, #to, #amount}}. Defaults
+	 * to every argument. Only with a {@link #key()}.
+	 * @return the fingerprint expression, or empty for every argument
+	 */
+	String fingerprint() default "";
+
+	/**
+	 * SpEL expression over the arguments that gives the scope of the key, for example
+	 * {@code #command.tenantId}; stored as {@code custom:<value>}, and the empty value is
+	 * the global scope. Defaults to the scope the HTTP filter gives the current request
+	 * (its principal, say) when the call runs in one, else the global scope. Only with a
+	 * {@link #key()}.
+	 * @return the scope expression, or empty for the default
+	 */
+	String scope() default "";
+
+	/**
+	 * Name of the operation whose keys the method's are: two operations never share a
+	 * key. Defaults to the simple name of the bean's class and the method's name
+	 * ({@code PaymentService.charge}); set it to keep the keys of records already stored
+	 * when the class or method is renamed. Letters, digits, {@code .}, {@code _},
+	 * {@code -} or {@code $}. Only with a {@link #key()}.
+	 * @return the operation's name, or empty for the default
+	 */
+	String operation() default "";
 
 	/**
 	 * Whether a request without an idempotency key is rejected with {@code 400}. When

@@ -1,0 +1,450 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.method;
+
+import java.lang.reflect.Type;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyScopes;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.engine.Decision;
+import dev.idempotency.core.engine.Execution;
+import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.engine.StatusSet;
+import dev.idempotency.core.fingerprint.FingerprintInput;
+import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
+import dev.idempotency.spring.method.StoredResults.NotStorableException;
+import dev.idempotency.spring.web.EndpointPolicies;
+import dev.idempotency.spring.web.EndpointPolicy;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Runs an operation at most once per key, for code without annotations: the first call
+ * under a key runs the operation and stores its result; a later call under the same key
+ * with the same request gets an equal result (read back with Jackson as the declared
+ * type) without running it. It is what {@link dev.idempotency.spring.web.Idempotent
+ * &#64;Idempotent} with a {@code key} does for a method, and uses the same engine, store
+ * and policies as the HTTP filter.
+ *
+ * <pre class="code">
+ * Refund refund = idempotency.withPolicy("refunds").withOperation("refund")
+ *     .execute(command.requestId(), command, Refund.class, () -&gt; gateway.refund(command));
+ * </pre>
+ * <p>
+ * <b>Keys.</b> The keys of an operation live in a scope of their own,
+ * {@code operation:<name>/<scope>}, so that they never meet the keys of HTTP requests nor
+ * of another operation. The name is {@link #withOperation(String) given}, else the
+ * policy's name. The scope inside it is {@link #withScope(String) given}, else the one
+ * the HTTP filter would give the current request (its principal, say) when the call runs
+ * in one, else the global scope.
+ * <p>
+ * <b>What a call may meet.</b> The same key with another request (the canonical JSON of
+ * the request object differs): {@link IdempotencyKeyReusedException}. The first call
+ * still running after the policy's {@code in-flight-wait}:
+ * {@link IdempotentCallInProgressException}. No store under a fail-closed policy:
+ * {@link IdempotencyStoreUnavailableException}. A missing or malformed key:
+ * {@link InvalidIdempotencyKeyException}. In none of these cases does the operation run.
+ * <p>
+ * <b>Exceptions.</b> An operation that throws releases its key, so that a retry runs it
+ * again, unless the exception is of a type that the policy lists under
+ * {@code deterministic-exceptions}: such an exception is stored and thrown again (a new
+ * instance of its class with its message) by every retry.
+ * <p>
+ * <b>Transactions.</b> When the operation returns inside a transaction (of the caller),
+ * its outcome is stored when that transaction commits, and its key released if it rolls
+ * back, so that a retry never replays work that was rolled back. A policy that is
+ * {@code transactional} is refused: its claim would have to join a transaction the
+ * template does not own.
+ * <p>
+ * Instances are immutable once configured and thread-safe; the {@code with...} methods
+ * return views that share the engine and settings.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class IdempotencyTemplate {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyTemplate.class);
+
+	private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+			"org.springframework.transaction.support.TransactionSynchronizationManager",
+			IdempotencyTemplate.class.getClassLoader());
+
+	private static final String CALL_METHOD = "CALL";
+
+	private static final String JSON = "application/json";
+
+	private final Settings settings;
+
+	private final String policy;
+
+	private final @Nullable String operation;
+
+	private final @Nullable String scope;
+
+	/**
+	 * Create a template over the given engine and policies, for the
+	 * {@value IdempotencyPolicy#DEFAULT_NAME} policy.
+	 * @param engine the engine, never {@code null}
+	 * @param policies the policies, never {@code null}
+	 * @param jsonMapper writes and reads the requests and results, never {@code null}
+	 */
+	public IdempotencyTemplate(IdempotencyEngine engine, EndpointPolicies policies, JsonMapper jsonMapper) {
+		this(new Settings(Objects.requireNonNull(engine, "'engine' must not be null"),
+				Objects.requireNonNull(policies, "'policies' must not be null"),
+				new StoredResults(Objects.requireNonNull(jsonMapper, "'jsonMapper' must not be null")), jsonMapper),
+				IdempotencyPolicy.DEFAULT_NAME, null, null);
+	}
+
+	private IdempotencyTemplate(Settings settings, String policy, @Nullable String operation, @Nullable String scope) {
+		this.settings = settings;
+		this.policy = policy;
+		this.operation = operation;
+		this.scope = scope;
+	}
+
+	/**
+	 * Set the exception types that each policy stores and throws again on replay
+	 * ({@code idempotency.policies.<name>.deterministic-exceptions}). Configure it before
+	 * the template is used.
+	 * @param deterministicExceptions the types, by policy name, never {@code null}
+	 * @throws IllegalArgumentException if a type can be created neither with a
+	 * {@code String} message nor without arguments
+	 */
+	public void setDeterministicExceptions(Map<String, List<Class<? extends Throwable>>> deterministicExceptions) {
+		Map<String, DeterministicExceptions> byPolicy = new HashMap<>();
+		deterministicExceptions.forEach((name, types) -> byPolicy.put(name, new DeterministicExceptions(types)));
+		this.settings.setDeterministic(Map.copyOf(byPolicy));
+	}
+
+	/**
+	 * Set what gives the scope of a call that names none: by default the global scope.
+	 * The auto-configuration sets the scope that the HTTP filter would give the current
+	 * request, when the call runs in one. Configure it before the template is used.
+	 * @param defaultScope gives the scope, already in its stored form (for example
+	 * {@code principal:alice}), never {@code null}
+	 */
+	public void setDefaultScope(Supplier<String> defaultScope) {
+		this.settings.defaultScope = Objects.requireNonNull(defaultScope, "'defaultScope' must not be null");
+	}
+
+	/**
+	 * Return a view of this template that uses the given policy.
+	 * @param policy the name of a configured policy
+	 * @return the view
+	 * @throws IllegalArgumentException if no such policy is configured, or it is
+	 * transactional
+	 */
+	public IdempotencyTemplate withPolicy(String policy) {
+		this.settings.policy(policy);
+		return new IdempotencyTemplate(this.settings, policy, this.operation, this.scope);
+	}
+
+	/**
+	 * Return a view of this template whose keys are those of the given operation. Two
+	 * operations never share a key. Defaults to the name of the policy.
+	 * @param operation the name: letters, digits, {@code .}, {@code _}, {@code -} or
+	 * {@code $}
+	 * @return the view
+	 * @throws IllegalArgumentException if the name has another character
+	 */
+	public IdempotencyTemplate withOperation(String operation) {
+		if (!IdempotencyScopes.isOperationName(operation)) {
+			throw new IllegalArgumentException(
+					"Operation name '" + operation + "' must be one or more letters, digits, '.', '_', '-' or '$'");
+		}
+		return new IdempotencyTemplate(this.settings, this.policy, operation, this.scope);
+	}
+
+	/**
+	 * Return a view of this template whose keys are in the given scope (a tenant, say)
+	 * instead of the default one. Stored as {@code custom:<scope>}, the scopes of an
+	 * application's own resolver; the empty string is the global scope.
+	 * @param scope the scope, never {@code null}
+	 * @return the view
+	 */
+	public IdempotencyTemplate withScope(String scope) {
+		Objects.requireNonNull(scope, "'scope' must not be null");
+		return new IdempotencyTemplate(this.settings, this.policy, this.operation, IdempotencyScopes.custom(scope));
+	}
+
+	/**
+	 * Run the operation once for the given key, or return the result it stored.
+	 * @param <T> the result type
+	 * @param key the key: 1 to 255 characters of visible ASCII
+	 * @param request what the operation is asked to do: its canonical JSON is the
+	 * fingerprint that tells a retry from another request under the same key; may be
+	 * {@code null}
+	 * @param resultType the type of the result, as Jackson reads it back
+	 * @param operation the operation
+	 * @return its result, or the stored one
+	 * @throws IdempotencyException instead of running the operation, see the subclasses
+	 */
+	public <T> @Nullable T execute(String key, @Nullable Object request, Class<T> resultType,
+			Supplier<? extends @Nullable T> operation) {
+		return execute(key, request, (Type) resultType, operation);
+	}
+
+	/**
+	 * Run the operation once for the given key, or return the result it stored, for a
+	 * generic result type such as {@code List<Refund>}.
+	 * @param <T> the result type
+	 * @param key the key: 1 to 255 characters of visible ASCII
+	 * @param request what the operation is asked to do: its canonical JSON is the
+	 * fingerprint; may be {@code null}
+	 * @param resultType the type of the result, as Jackson reads it back
+	 * @param operation the operation
+	 * @return its result, or the stored one
+	 * @throws IdempotencyException instead of running the operation, see the subclasses
+	 */
+	public <T> @Nullable T execute(String key, @Nullable Object request, ParameterizedTypeReference<T> resultType,
+			Supplier<? extends @Nullable T> operation) {
+		return execute(key, request, resultType.getType(), operation);
+	}
+
+	@SuppressWarnings("unchecked")
+	private <T> @Nullable T execute(String key, @Nullable Object request, Type resultType,
+			Supplier<? extends @Nullable T> operation) {
+		Objects.requireNonNull(resultType, "'resultType' must not be null");
+		Objects.requireNonNull(operation, "'operation' must not be null");
+		try {
+			return (T) call(this.policy, operationName(), this.scope, key, request, resultType, operation::get);
+		}
+		catch (RuntimeException | Error ex) {
+			throw ex;
+		}
+		catch (Throwable ex) {
+			// a Supplier throws no checked exception, nor does a replay of one
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private String operationName() {
+		return (this.operation != null) ? this.operation : this.policy;
+	}
+
+	/**
+	 * Run a call once for its key: what the template and the method interceptor share.
+	 * @param policyName the policy
+	 * @param operation the operation's name
+	 * @param scope the scope in its stored form, or {@code null} for the default one
+	 * @param clientKey the key
+	 * @param request what the fingerprint covers
+	 * @param resultType the declared result type
+	 * @param action runs the call
+	 * @return the result or the stored one
+	 * @throws Throwable what the call threw, or the stored exception
+	 */
+	@Nullable Object call(String policyName, String operation, @Nullable String scope, @Nullable String clientKey,
+			@Nullable Object request, Type resultType, Action action) throws Throwable {
+		Policy policy = this.settings.policy(policyName);
+		IdempotencyKey key = key(operation, scope, clientKey);
+		JavaType type = this.settings.jsonMapper.constructType(resultType);
+		RequestFingerprint fingerprint = fingerprint(policy.endpoint, operation, request);
+		Decision decision = this.settings.engine.begin(key, fingerprint, policy.engine);
+		if (decision instanceof Decision.Execute execute) {
+			return run(execute.execution(), policy, type, action);
+		}
+		if (decision instanceof Decision.Replay replay) {
+			return this.settings.results.read(key, replay.response(), type, policy.deterministic);
+		}
+		if (decision instanceof Decision.InProgress inProgress) {
+			throw new IdempotentCallInProgressException(key, inProgress.retryAfter());
+		}
+		if (decision instanceof Decision.Mismatch) {
+			throw new IdempotencyKeyReusedException(key);
+		}
+		if (decision instanceof Decision.Unavailable unavailable) {
+			throw new IdempotencyStoreUnavailableException(key, unavailable.retryAfter(), unavailable.cause());
+		}
+		// fail-open: the engine has logged it; run without protection
+		return action.run();
+	}
+
+	private IdempotencyKey key(String operation, @Nullable String scope, @Nullable String clientKey) {
+		if (clientKey == null || clientKey.isEmpty()) {
+			throw new InvalidIdempotencyKeyException("The idempotency key of operation '" + operation + "' is missing");
+		}
+		if (!IdempotencyKey.isValidKey(clientKey)) {
+			throw new InvalidIdempotencyKeyException("The idempotency key of operation '" + operation
+					+ "' must be 1 to " + IdempotencyKey.MAX_KEY_LENGTH + " characters of visible ASCII (0x21-0x7E)");
+		}
+		String inner = (scope != null) ? scope : this.settings.defaultScope.get();
+		return new IdempotencyKey(IdempotencyScopes.storable(IdempotencyScopes.operation(operation, inner)), clientKey);
+	}
+
+	private RequestFingerprint fingerprint(EndpointPolicy policy, String operation, @Nullable Object request) {
+		byte[] json;
+		try {
+			json = this.settings.jsonMapper.writeValueAsBytes(request);
+		}
+		catch (JacksonException ex) {
+			throw new IllegalArgumentException("The request of operation '" + operation
+					+ "' cannot be written as JSON for its fingerprint: " + ex.getOriginalMessage(), ex);
+		}
+		return policy.fingerprinter()
+			.fingerprint(FingerprintInput.of(CALL_METHOD, operation, null, JSON, List.of(), json, 0, json.length));
+	}
+
+	private @Nullable Object run(Execution execution, Policy policy, JavaType type, Action action) throws Throwable {
+		Object result;
+		try {
+			result = action.run();
+		}
+		catch (Throwable ex) {
+			if (policy.deterministic.stores(ex)) {
+				end(execution, this.settings.results.exception(ex));
+			}
+			else {
+				end(execution, null);
+			}
+			throw ex;
+		}
+		StoredResponse stored;
+		try {
+			stored = this.settings.results.result(result, type, policy.endpoint.maxResponseBody());
+		}
+		catch (NotStorableException ex) {
+			logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
+					+ "): the key is released, and a retry runs the call again", ex.getCause());
+			end(execution, null);
+			return result;
+		}
+		end(execution, stored);
+		return result;
+	}
+
+	// store the outcome (or release the key, for null) now, or when the caller's
+	// transaction ends: work that is rolled back must not be replayed
+	private static void end(Execution execution, @Nullable StoredResponse outcome) {
+		if (TRANSACTIONS_PRESENT && AfterTransaction.defer(execution, outcome)) {
+			return;
+		}
+		if (outcome != null) {
+			execution.complete(outcome);
+		}
+		else {
+			execution.release();
+		}
+	}
+
+	/**
+	 * A call under a key.
+	 */
+	@FunctionalInterface
+	interface Action {
+
+		@Nullable Object run() throws Throwable;
+
+	}
+
+	/**
+	 * What the template and its views share.
+	 */
+	private static final class Settings {
+
+		private final IdempotencyEngine engine;
+
+		private final EndpointPolicies policies;
+
+		private final StoredResults results;
+
+		private final JsonMapper jsonMapper;
+
+		private volatile Map<String, DeterministicExceptions> deterministic = Map.of();
+
+		private final Map<String, Policy> resolved = new ConcurrentHashMap<>();
+
+		private volatile Supplier<String> defaultScope = () -> IdempotencyKey.GLOBAL_SCOPE;
+
+		Settings(IdempotencyEngine engine, EndpointPolicies policies, StoredResults results, JsonMapper jsonMapper) {
+			this.engine = engine;
+			this.policies = policies;
+			this.results = results;
+			this.jsonMapper = jsonMapper;
+		}
+
+		Policy policy(String name) {
+			Policy policy = this.resolved.get(name);
+			if (policy == null) {
+				policy = resolve(name);
+				this.resolved.put(name, policy);
+			}
+			return policy;
+		}
+
+		void setDeterministic(Map<String, DeterministicExceptions> deterministic) {
+			this.deterministic = deterministic;
+			this.resolved.clear();
+		}
+
+		private Policy resolve(String name) {
+			EndpointPolicy endpoint = this.policies.get(name);
+			if (endpoint == null) {
+				throw new IllegalArgumentException("Idempotency policy '" + name + "' is not configured: add it under "
+						+ "'idempotency.policies." + name + "' (configured policies: " + this.policies.names() + ")");
+			}
+			if (endpoint.transactional()) {
+				throw new IllegalArgumentException("Idempotency policy '" + name + "' is transactional, which only "
+						+ "HTTP endpoints support: use a policy that is not transactional (the outcome of a call made "
+						+ "in a transaction is stored when that transaction commits)");
+			}
+			return new Policy(endpoint, this.deterministic.getOrDefault(name, DeterministicExceptions.NONE));
+		}
+
+	}
+
+	/**
+	 * A policy as calls use it.
+	 */
+	private static final class Policy {
+
+		private final EndpointPolicy endpoint;
+
+		// an outcome has no HTTP status: every one is stored
+		private final IdempotencyPolicy engine;
+
+		private final DeterministicExceptions deterministic;
+
+		Policy(EndpointPolicy endpoint, DeterministicExceptions deterministic) {
+			this.endpoint = endpoint;
+			IdempotencyPolicy policy = endpoint.policy();
+			this.engine = new IdempotencyPolicy(policy.name(), policy.ttl(), policy.lockTimeout(),
+					policy.inFlightWait(), policy.onStoreFailure(), StatusSet.of(), policy.unavailableRetryAfter(),
+					policy.inProgressRetryAfter(), false);
+			this.deterministic = deterministic;
+		}
+
+	}
+
+}
