@@ -32,6 +32,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * The stored form of the outcome of an idempotent call, in the store's
@@ -221,6 +222,7 @@ final class StoredResults {
 			if (constructor == null) {
 				throw new NoSuchMethodException(type.getName() + " has no public (String) or () constructor");
 			}
+			ReflectionUtils.makeAccessible(constructor);
 			Object created = (constructor.getParameterCount() == 1) ? constructor.newInstance(message)
 					: constructor.newInstance();
 			return (Throwable) created;

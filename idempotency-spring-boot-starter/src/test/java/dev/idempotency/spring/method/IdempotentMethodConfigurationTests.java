@@ -1,0 +1,268 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.method;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.spring.autoconfigure.IdempotencyMethodAutoConfiguration;
+import dev.idempotency.spring.web.Idempotent;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.stereotype.Controller;
+import org.springframework.web.bind.annotation.PostMapping;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for {@link IdempotencyMethodAutoConfiguration}: what it creates, and the
+ * annotations it refuses at start-up, on the in-memory store.
+ *
+ * @author Idempotency contributors
+ */
+class IdempotentMethodConfigurationTests {
+
+	private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+		.withConfiguration(
+				AutoConfigurations.of(IdempotencyAutoConfiguration.class, IdempotencyMethodAutoConfiguration.class))
+		.withPropertyValues("idempotency.store.type=memory");
+
+	@Test
+	void proxiesAnnotatedBeansAndRunsEachKeyOnce() {
+		this.runner.withBean(Counter.class).run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyTemplate.class);
+			assertThat(context).hasSingleBean(IdempotentMethodAdvisor.class);
+			Counter counter = context.getBean(Counter.class);
+			assertThat(AopUtils.isAopProxy(counter)).isTrue();
+			assertThat(counter.count("k1")).isEqualTo(1);
+			assertThat(counter.count("k1")).isEqualTo(1);
+			assertThat(counter.count("k2")).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void leavesBeansWithoutKeysAlone() {
+		this.runner.withBean(Plain.class).withBean(Handler.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(AopUtils.isAopProxy(context.getBean(Plain.class))).isFalse();
+			assertThat(AopUtils.isAopProxy(context.getBean(Handler.class))).isFalse();
+		});
+	}
+
+	@Test
+	void storesTheDeterministicExceptionsOfEachPolicy() {
+		this.runner.withBean(Counter.class)
+			.withPropertyValues("idempotency.deterministic-exceptions=java.lang.IllegalArgumentException")
+			.run((context) -> {
+				Counter counter = context.getBean(Counter.class);
+				assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> counter.count("bad"))
+					.withMessage("bad key");
+				assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> counter.count("bad"))
+					.withMessage("bad key");
+				assertThat(counter.runs()).isOne();
+			});
+	}
+
+	@Test
+	void anotherExceptionReleasesTheKey() {
+		this.runner.withBean(Counter.class).run((context) -> {
+			Counter counter = context.getBean(Counter.class);
+			assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> counter.count("bad"));
+			assertThatExceptionOfType(IllegalArgumentException.class).isThrownBy(() -> counter.count("bad"));
+			assertThat(counter.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void failsForAnAnnotationWithoutKeyOnABeanThatIsNotAController() {
+		this.runner.withBean(NoKey.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("@Idempotent method " + NoKey.class.getName() + ".run is not a web handler,"
+						+ " so it needs a key"));
+	}
+
+	@Test
+	void failsForAMethodThatReturnsBeforeItsResultIsKnown() {
+		this.runner.withBean(Later.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("returns java.util.concurrent.CompletableFuture: its result is not known"));
+	}
+
+	@Test
+	void failsForAnUnknownPolicy() {
+		this.runner.withBean(UnknownPolicy.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("Idempotency policy 'nowhere' is not configured"));
+	}
+
+	@Test
+	void failsForATransactionalPolicy() {
+		this.runner.withBean(TransactionalPolicy.class)
+			.withPropertyValues("idempotency.store.type=memory", "idempotency.policies.ledger.transactional=true")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("Idempotency policy 'ledger' is transactional, which only HTTP endpoints"));
+	}
+
+	@Test
+	void failsForAnInvalidExpressionOrOperationName() {
+		this.runner.withBean(BadExpression.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("has an invalid key expression '#id +'"));
+		this.runner.withBean(BadOperation.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("has the operation name 'a b'"));
+	}
+
+	@Test
+	void failsForAKeyOnAClass() {
+		this.runner.withBean(KeyOnClass.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("has a key, which only a method's annotation may have"));
+	}
+
+	@Test
+	void failsForADeterministicExceptionThatCannotBeCreatedAgain() {
+		this.runner.withBean(Counter.class)
+			.withPropertyValues("idempotency.policies.strict.deterministic-exceptions=" + Opaque.class.getName())
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("idempotency.policies.strict.deterministic-exceptions")
+				.rootCause()
+				.hasMessageContaining("has no public constructor taking a String message"));
+	}
+
+	static class Counter {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#p0")
+		int count(String key) {
+			int run = this.runs.incrementAndGet();
+			if (key.equals("bad")) {
+				throw new IllegalArgumentException("bad key");
+			}
+			return run;
+		}
+
+	}
+
+	static class Plain {
+
+		int run() {
+			return 1;
+		}
+
+	}
+
+	@Controller
+	static class Handler {
+
+		@PostMapping("/handled")
+		@Idempotent
+		String handle() {
+			return "ok";
+		}
+
+	}
+
+	static class NoKey {
+
+		@Idempotent
+		int run() {
+			return 1;
+		}
+
+	}
+
+	static class Later {
+
+		@Idempotent(key = "#p0")
+		CompletableFuture<String> run(String key) {
+			return CompletableFuture.completedFuture(key);
+		}
+
+	}
+
+	static class UnknownPolicy {
+
+		@Idempotent(policy = "nowhere", key = "#p0")
+		String run(String key) {
+			return key;
+		}
+
+	}
+
+	static class TransactionalPolicy {
+
+		@Idempotent(policy = "ledger", key = "#p0")
+		String run(String key) {
+			return key;
+		}
+
+	}
+
+	static class BadExpression {
+
+		@Idempotent(key = "#id +")
+		String run(String id) {
+			return id;
+		}
+
+	}
+
+	static class BadOperation {
+
+		@Idempotent(key = "#p0", operation = "a b")
+		String run(String id) {
+			return id;
+		}
+
+	}
+
+	@Idempotent(key = "#p0")
+	static class KeyOnClass {
+
+		List<String> run(String id) {
+			return List.of(id);
+		}
+
+	}
+
+	public static class Opaque extends RuntimeException {
+
+		Opaque(int code) {
+			super("code " + code);
+		}
+
+	}
+
+}

@@ -1,0 +1,153 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.method;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
+import dev.idempotency.spring.method.StoredResults.NotStorableException;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.json.JsonMapper;
+
+import org.springframework.core.ParameterizedTypeReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * Tests for {@link StoredResults}.
+ *
+ * @author Idempotency contributors
+ */
+class StoredResultsTests {
+
+	private static final IdempotencyKey KEY = IdempotencyKey.global("k");
+
+	private final JsonMapper mapper = JsonMapper.builder().build();
+
+	private final StoredResults results = new StoredResults(this.mapper);
+
+	@Test
+	void aResultIsStoredAsJsonAndReadBackAsTheDeclaredGenericType() throws Throwable {
+		JavaType type = type(new ParameterizedTypeReference<Map<String, List<Item>>>() {
+		});
+		Map<String, List<Item>> result = Map.of("items", List.of(new Item("a", 1), new Item("b", 2)));
+		StoredResponse stored = this.results.result(result, type, 1024);
+		assertThat(stored.status()).isEqualTo(200);
+		assertThat(stored.headers()).containsExactly(new HttpHeader("Content-Type", "application/json"));
+		assertThat(new String(stored.bodyBytes()))
+			.isEqualTo("{\"items\":[{\"name\":\"a\",\"count\":1},{\"name\":\"b\",\"count\":2}]}");
+		assertThat(this.results.read(KEY, stored, type, DeterministicExceptions.NONE)).isEqualTo(result);
+	}
+
+	@Test
+	void noResultIsStoredWithoutBody() throws Throwable {
+		JavaType type = this.mapper.constructType(String.class);
+		StoredResponse stored = this.results.result(null, type, 0);
+		assertThat(stored.status()).isEqualTo(204);
+		assertThat(stored.bodyLength()).isZero();
+		assertThat(this.results.read(KEY, stored, type, DeterministicExceptions.NONE)).isNull();
+	}
+
+	@Test
+	void anEmptyOptionalIsReadBackEmpty() throws Throwable {
+		JavaType type = type(new ParameterizedTypeReference<Optional<Item>>() {
+		});
+		StoredResponse stored = this.results.result(Optional.empty(), type, 1024);
+		assertThat(this.results.read(KEY, stored, type, DeterministicExceptions.NONE)).isEqualTo(Optional.empty());
+	}
+
+	@Test
+	void aResultLargerThanThePolicyAllowsIsNotStorable() {
+		JavaType type = this.mapper.constructType(String.class);
+		assertThatExceptionOfType(NotStorableException.class)
+			.isThrownBy(() -> this.results.result("0123456789", type, 8))
+			.withMessageContaining("its JSON has 12 bytes, more than the policy's max-response-body of 8");
+	}
+
+	@Test
+	void aListedExceptionIsThrownAgainAsANewInstanceWithItsMessage() {
+		DeterministicExceptions deterministic = new DeterministicExceptions(List.of(IllegalArgumentException.class));
+		NumberFormatException thrown = new NumberFormatException("not a number: x");
+		assertThat(deterministic.stores(thrown)).isTrue();
+		assertThat(deterministic.stores(new IllegalStateException())).isFalse();
+		StoredResponse stored = this.results.exception(thrown);
+		assertThatExceptionOfType(NumberFormatException.class)
+			.isThrownBy(() -> this.results.read(KEY, stored, this.mapper.constructType(String.class), deterministic))
+			.withMessage("not a number: x")
+			.isNotSameAs(thrown);
+	}
+
+	@Test
+	void aStoredExceptionTypeThatThePolicyNoLongerListsIsNeverCreated() {
+		StoredResponse stored = this.results.exception(new IllegalStateException("boom"));
+		assertThatExceptionOfType(IdempotencyException.class)
+			.isThrownBy(() -> this.results.read(KEY, stored, this.mapper.constructType(String.class),
+					new DeterministicExceptions(List.of(IllegalArgumentException.class))))
+			.withMessageContaining("its exception type java.lang.IllegalStateException is not one of the policy's"
+					+ " deterministic-exceptions [java.lang.IllegalArgumentException]")
+			.withMessageContaining("the call is not run again");
+	}
+
+	@Test
+	void aResultThatNoLongerFitsItsTypeIsAFailedReplayNotARun() {
+		StoredResponse stored = this.results.result("text", this.mapper.constructType(String.class), 1024);
+		assertThatExceptionOfType(IdempotencyException.class)
+			.isThrownBy(() -> this.results.read(KEY, stored, this.mapper.constructType(Item.class),
+					DeterministicExceptions.NONE))
+			.withMessageContaining("The stored result of key 'k' cannot be replayed: Jackson cannot read it as");
+	}
+
+	@Test
+	void anHttpResponseUnderTheKeyIsNotTakenForAResult() {
+		StoredResponse http = new StoredResponse(201, List.of(new HttpHeader("Content-Type", "application/json")),
+				"{}".getBytes());
+		assertThatExceptionOfType(IdempotencyException.class).isThrownBy(
+				() -> this.results.read(KEY, http, this.mapper.constructType(Map.class), DeterministicExceptions.NONE))
+			.withMessageContaining("it holds an HTTP response (status 201)");
+	}
+
+	@Test
+	void exceptionTypesThatCannotBeCreatedAgainAreRefused() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new DeterministicExceptions(List.of(NoMessage.class)))
+			.withMessageContaining(NoMessage.class.getName());
+	}
+
+	private JavaType type(ParameterizedTypeReference<?> reference) {
+		return this.mapper.constructType(reference.getType());
+	}
+
+	record Item(String name, int count) {
+
+	}
+
+	static class NoMessage extends RuntimeException {
+
+		NoMessage(int code) {
+			super(String.valueOf(code));
+		}
+
+	}
+
+}
