@@ -42,6 +42,7 @@ import dev.idempotency.spring.method.MethodTestApplication.ChargeCommand;
 import dev.idempotency.spring.method.MethodTestApplication.Charges;
 import dev.idempotency.spring.method.MethodTestApplication.Receipt;
 import dev.idempotency.test.servers.TestServers;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -333,6 +334,16 @@ class IdempotentMethodIT {
 	}
 
 	@Test
+	void aHandlerWithAKeyIsAnIdempotentMethodNotAnIdempotentEndpoint() throws Exception {
+		String key = newKey();
+		// no Idempotency-Key: the filter does not ask for one
+		String first = post(this.a, "/keyed/" + key, null);
+		assertThat(first).startsWith("keyed ");
+		assertThat(post(this.b, "/keyed/" + key, null)).isEqualTo(first);
+		assertThat(calls("keyed", key)).isOne();
+	}
+
+	@Test
 	void theTemplateRunsAnOperationOnceAndReadsAGenericResultBack() {
 		String key = newKey();
 		IdempotencyTemplate refunds = this.a.getBean(IdempotencyTemplate.class)
@@ -361,11 +372,18 @@ class IdempotentMethodIT {
 
 	private String postScoped(ConfigurableApplicationContext instance, String key, String tenant)
 			throws IOException, InterruptedException {
+		return post(instance, "/scoped/" + key, tenant);
+	}
+
+	private String post(ConfigurableApplicationContext instance, String path, @Nullable String tenant)
+			throws IOException, InterruptedException {
 		int port = ((WebServerApplicationContext) instance).getWebServer().getPort();
-		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/scoped/" + key))
-			.header("X-Tenant", tenant)
-			.POST(BodyPublishers.noBody())
-			.build();
+		HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+			.POST(BodyPublishers.noBody());
+		if (tenant != null) {
+			builder.header("X-Tenant", tenant);
+		}
+		HttpRequest request = builder.build();
 		HttpResponse<String> response = this.client.send(request, BodyHandlers.ofString(StandardCharsets.UTF_8));
 		assertThat(response.statusCode()).isEqualTo(200);
 		return response.body();

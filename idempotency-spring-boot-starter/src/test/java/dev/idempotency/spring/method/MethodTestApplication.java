@@ -198,7 +198,7 @@ class MethodTestApplication {
 
 		// a row per execution, on a connection of its own: committed at once, whatever
 		// the caller's transaction does
-		private void call(String operation, String requestId) {
+		void call(String operation, String requestId) {
 			try (Connection connection = this.dataSource.getConnection();
 					PreparedStatement insert = connection
 						.prepareStatement("INSERT INTO method_call (operation, request_id) VALUES (?, ?)")) {
@@ -242,6 +242,14 @@ class MethodTestApplication {
 
 		ChargesController(Charges charges) {
 			this.charges = charges;
+		}
+
+		// a handler made idempotent by a key of its own: the HTTP filter leaves it alone
+		@PostMapping("/keyed/{requestId}")
+		@Idempotent(policy = "charges", key = "#requestId")
+		String keyed(@PathVariable String requestId) {
+			this.charges.call("keyed", requestId);
+			return "keyed " + System.nanoTime();
 		}
 
 		// not idempotent itself: the service method is, in the request's scope
