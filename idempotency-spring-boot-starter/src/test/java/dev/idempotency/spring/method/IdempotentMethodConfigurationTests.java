@@ -22,11 +22,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyMethodAutoConfiguration;
+import dev.idempotency.spring.autoconfigure.IdempotentMethodsCheckAutoConfiguration;
 import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -154,6 +156,37 @@ class IdempotentMethodConfigurationTests {
 				.hasMessageContaining("idempotency.policies.strict.deterministic-exceptions")
 				.rootCause()
 				.hasMessageContaining("has no public constructor taking a String message"));
+	}
+
+	@Test
+	void anApplicationWithoutEngineFailsRatherThanRunAnnotatedMethodsUnprotected() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class))
+			.withBean(Counter.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("1 method(s) are annotated with @Idempotent and a key, but this application has"
+						+ " no idempotency engine")
+				.hasMessageContaining(Counter.class.getName() + ".count"));
+	}
+
+	@Test
+	void anApplicationWithoutEngineStartsWhenDisabledOrWithoutKeyedMethods() {
+		ApplicationContextRunner plain = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class));
+		plain.withBean(Plain.class).run((context) -> assertThat(context).hasNotFailed());
+		plain.withBean(Counter.class)
+			.withPropertyValues("idempotency.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void theCheckStandsAsideWhenTheAdvisorIsThere() {
+		this.runner.withConfiguration(AutoConfigurations.of(IdempotentMethodsCheckAutoConfiguration.class))
+			.withBean(Counter.class)
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(IdempotentMethodsCheckAutoConfiguration.class));
 	}
 
 	static class Counter {
