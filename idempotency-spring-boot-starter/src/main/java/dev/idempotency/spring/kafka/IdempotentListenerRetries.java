@@ -1,0 +1,75 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.kafka;
+
+import java.util.Objects;
+
+import dev.idempotency.spring.method.IdempotentCallInProgressException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.kafka.listener.FailedRecordProcessor;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.FixedBackOff;
+
+/**
+ * Makes a Kafka error handler retry, without limit, a record whose idempotent listener
+ * was refused with {@link IdempotentCallInProgressException}: another delivery of the
+ * same message (on another instance, after a rebalance) is still running. Giving such a
+ * record up after the usual few attempts would lose it if that first run then failed;
+ * retrying it after the exception's {@code Retry-After} ends in the first run's stored
+ * outcome (the record is acknowledged without running the listener) or, if the first run
+ * failed or its instance died, in a run of its own. Other exceptions keep the handler's
+ * own back-off.
+ * <p>
+ * The auto-configuration applies it to the {@code DefaultErrorHandler} it declares when
+ * the application declares no {@code CommonErrorHandler}; call
+ * {@link #retryWhileInProgress(FailedRecordProcessor)} on an error handler of your own.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class IdempotentListenerRetries {
+
+	private IdempotentListenerRetries() {
+	}
+
+	/**
+	 * Make the given error handler retry in-progress records without limit, each after
+	 * the {@code Retry-After} of its exception. Replaces the handler's back-off function.
+	 * @param errorHandler the error handler, for example a {@code DefaultErrorHandler}
+	 */
+	public static void retryWhileInProgress(FailedRecordProcessor errorHandler) {
+		Objects.requireNonNull(errorHandler, "'errorHandler' must not be null");
+		errorHandler.setBackOffFunction((record, exception) -> backOff(exception));
+	}
+
+	/**
+	 * Return the back-off for a failure: without limit, at the {@code Retry-After}
+	 * interval, for an in-progress call; else {@code null}, the handler's own.
+	 * @param exception what the listener threw, as the container wraps it
+	 * @return the back-off, or {@code null}
+	 */
+	static @Nullable BackOff backOff(Throwable exception) {
+		for (Throwable cause = exception; cause != null; cause = cause.getCause()) {
+			if (cause instanceof IdempotentCallInProgressException inProgress) {
+				return new FixedBackOff(inProgress.getRetryAfter().toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
+			}
+		}
+		return null;
+	}
+
+}

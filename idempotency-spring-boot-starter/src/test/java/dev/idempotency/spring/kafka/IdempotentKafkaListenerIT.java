@@ -1,0 +1,357 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.kafka;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.test.servers.TestServers;
+import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestInstance.Lifecycle;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Idempotent Spring Kafka listeners on a real broker (the in-JVM KRaft broker of
+ * {@code spring-kafka-test}), with the tiered store on real Redis and PostgreSQL: every
+ * event is settled once whatever the broker delivers twice, through duplicates produced
+ * on purpose, a rebalance in the middle of the stream, and a consumer killed
+ * ({@code SIGKILL}) in the middle of a message. Every listener run writes a row: the
+ * tests count executions in the database.
+ *
+ * @author Idempotency contributors
+ */
+@TestInstance(Lifecycle.PER_CLASS)
+class IdempotentKafkaListenerIT {
+
+	private static final Duration DEADLINE = Duration.ofSeconds(90);
+
+	private final String run = Long.toHexString(System.nanoTime());
+
+	private final String schema = "it_kafka_" + this.run;
+
+	private final String prefix = "it-kafka-" + this.run + ":";
+
+	private EmbeddedKafkaKraftBroker broker;
+
+	private HikariDataSource dataSource;
+
+	private JdbcTemplate jdbc;
+
+	private KafkaProducer<String, String> producer;
+
+	private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
+
+	@BeforeAll
+	void startServers() {
+		this.broker = new EmbeddedKafkaKraftBroker(1, 4);
+		this.broker.afterPropertiesSet();
+		this.dataSource = TestServers.postgres().dataSource(this.schema);
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		for (String statement : KafkaTestApplication.SCHEMA_DDL.split(";")) {
+			if (!statement.isBlank()) {
+				this.jdbc.execute(statement);
+			}
+		}
+		Map<String, Object> producerConfig = new HashMap<>();
+		producerConfig.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, this.broker.getBrokersAsString());
+		producerConfig.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+		producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
+		producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
+		this.producer = new KafkaProducer<>(producerConfig);
+	}
+
+	@AfterAll
+	void stopServers() {
+		this.instances.forEach(ConfigurableApplicationContext::close);
+		if (this.producer != null) {
+			this.producer.close();
+		}
+		TestServers.Redis redis = TestServers.redis();
+		try (var factory = new AutoCloseableFactory(redis.connectionFactory());
+				var connection = factory.factory().getConnection()) {
+			Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
+			if (keys != null && !keys.isEmpty()) {
+				connection.keyCommands().del(keys.toArray(new byte[0][]));
+			}
+		}
+		if (this.dataSource != null) {
+			TestServers.Postgres.dropSchema(this.dataSource, this.schema);
+			this.dataSource.close();
+		}
+		if (this.broker != null) {
+			this.broker.destroy();
+		}
+	}
+
+	@Test
+	void theInstancesRetryInProgressDeliveriesWithoutLimit() {
+		ConfigurableApplicationContext instance = start("unused", "g-unused", "a");
+		CommonErrorHandler errorHandler = instance.getBean(CommonErrorHandler.class);
+		assertThat(errorHandler).isInstanceOf(DefaultErrorHandler.class);
+		assertThat(IdempotentListenerRetries.backOff(new IllegalStateException())).isNull();
+		stop(instance);
+	}
+
+	@Test
+	void duplicatesProducedOnPurposeAreSettledOnceAcrossTwoInstances() throws Exception {
+		String topic = topic("duplicates");
+		String group = "g-duplicates-" + this.run;
+		start(topic, group, "a");
+		start(topic, group, "b");
+		int events = 60;
+		for (int i = 0; i < events; i++) {
+			String id = "dup-" + this.run + "-" + i;
+			String payload = "{\"id\":\"" + id + "\",\"amount\":" + (100 + i) + ",\"note\":\"slow\"}";
+			// two copies on two partitions: two consumers may run them at once; every
+			// fifth event a third copy, on the topic keyed by header
+			this.producer.send(new ProducerRecord<>(topic, i % 4, id, payload));
+			this.producer.send(new ProducerRecord<>(topic, (i + 1) % 4, id, payload));
+			if (i % 5 == 0) {
+				this.producer.send(new ProducerRecord<>(topic, (i + 2) % 4, id, payload));
+			}
+		}
+		for (int i = 0; i < 10; i++) {
+			String id = "hdr-" + this.run + "-" + i;
+			for (int copy = 0; copy < 3; copy++) {
+				ProducerRecord<String, String> record = new ProducerRecord<>(topic + "-by-header", copy % 4,
+						"delivery-" + copy, "{\"id\":\"" + id + "\"}");
+				record.headers().add("event-id", id.getBytes(StandardCharsets.UTF_8));
+				this.producer.send(record);
+			}
+		}
+		this.producer.flush();
+		awaitConsumed(group, topic, topic + "-by-header");
+		assertEachSettledOnce("dup-" + this.run + "-", events);
+		assertEachSettledOnce("hdr-" + this.run + "-", 10);
+	}
+
+	@Test
+	void aRebalanceInTheMiddleOfTheStreamLosesNothingAndRunsNothingTwice() throws Exception {
+		String topic = topic("rebalance");
+		String group = "g-rebalance-" + this.run;
+		ConfigurableApplicationContext a = start(topic, group, "a");
+		int events = 200;
+		for (int i = 0; i < events; i++) {
+			String id = "reb-" + this.run + "-" + i;
+			String payload = "{\"id\":\"" + id + "\",\"note\":\"slow\"}";
+			this.producer.send(new ProducerRecord<>(topic, i % 4, id, payload));
+			// a redelivery of every event, later in another partition
+			this.producer.send(new ProducerRecord<>(topic, (i + 2) % 4, id, payload));
+		}
+		this.producer.flush();
+		awaitTrue(() -> settled("reb-" + this.run + "-") >= events / 4, "a quarter settled by the first instance");
+		start(topic, group, "b");
+		awaitTrue(() -> settled("reb-" + this.run + "-") >= events / 2, "half settled by two instances");
+		// the first instance leaves the group while the others consume: its partitions
+		// move
+		stop(a);
+		start(topic, group, "c");
+		awaitConsumed(group, topic);
+		assertEachSettledOnce("reb-" + this.run + "-", events);
+	}
+
+	@Test
+	void aConsumerKilledInTheMiddleOfAMessageLeavesItToAnotherThatSettlesItOnce() throws Exception {
+		String topic = topic("crash");
+		String group = "g-crash-" + this.run;
+		String id = "crash-" + this.run;
+		Process victim = startProcess(topic, group, "victim");
+		try {
+			this.producer.send(new ProducerRecord<>(topic, 0, id, "{\"id\":\"" + id + "\",\"note\":\"hang\"}"));
+			this.producer.flush();
+			awaitTrue(() -> calls(id, "victim") == 1, "the victim to enter the listener");
+			start(topic, group, "survivor");
+			victim.destroyForcibly();
+			assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
+			// the victim's session times out, the survivor gets the partition, waits for
+			// the
+			// victim's lease to lapse and takes the key over
+			awaitTrue(() -> settled(id) == 1, "the survivor to settle the event");
+			awaitConsumed(group, topic);
+		}
+		finally {
+			victim.destroyForcibly();
+		}
+		assertThat(calls(id, "victim")).isOne();
+		assertThat(calls(id, "survivor")).isOne();
+		assertThat(settled(id)).isOne();
+		// a later redelivery of the settled event is acknowledged without running
+		this.producer.send(new ProducerRecord<>(topic, 1, id, "{\"id\":\"" + id + "\",\"note\":\"hang\"}")).get();
+		awaitConsumed(group, topic);
+		assertThat(calls(id, "survivor")).isOne();
+		assertThat(settled(id)).isOne();
+	}
+
+	private void assertEachSettledOnce(String prefix, int events) {
+		List<Map<String, Object>> rows = this.jdbc.queryForList(
+				"SELECT event_id, count(*) AS n FROM settlement WHERE event_id LIKE ? GROUP BY event_id", prefix + "%");
+		assertThat(rows).hasSize(events).allSatisfy((row) -> assertThat(row.get("n")).isEqualTo(1L));
+		Long calls = this.jdbc.queryForObject("SELECT count(*) FROM listener_call WHERE event_id LIKE ?", Long.class,
+				prefix + "%");
+		assertThat(calls).isEqualTo(events);
+	}
+
+	private long settled(String prefix) {
+		Long count = this.jdbc.queryForObject("SELECT count(*) FROM settlement WHERE event_id LIKE ?", Long.class,
+				prefix + "%");
+		return (count != null) ? count : -1;
+	}
+
+	private long calls(String eventId, String instance) {
+		Long count = this.jdbc.queryForObject("SELECT count(*) FROM listener_call WHERE event_id = ? AND instance = ?",
+				Long.class, eventId, instance);
+		return (count != null) ? count : -1;
+	}
+
+	private String topic(String name) {
+		String topic = name + "-" + this.run;
+		this.broker.addTopics(new NewTopic(topic, 4, (short) 1), new NewTopic(topic + "-by-header", 4, (short) 1));
+		return topic;
+	}
+
+	// every record of the topics is consumed by the group: its committed offsets reached
+	// the end of every partition
+	private void awaitConsumed(String group, String... topics) {
+		awaitTrue(() -> this.broker.doWithAdminFunction((admin) -> {
+			try {
+				Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+				for (String topic : topics) {
+					for (int partition = 0; partition < 4; partition++) {
+						latest.put(new TopicPartition(topic, partition), OffsetSpec.latest());
+					}
+				}
+				Map<TopicPartition, ListOffsetsResultInfo> ends = admin.listOffsets(latest).all().get();
+				Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+					.partitionsToOffsetAndMetadata()
+					.get();
+				return ends.entrySet().stream().allMatch((end) -> {
+					OffsetAndMetadata offset = committed.get(end.getKey());
+					long position = (offset != null) ? offset.offset() : 0;
+					return position >= end.getValue().offset();
+				});
+			}
+			catch (Exception ex) {
+				return false;
+			}
+		}), "group " + group + " to consume everything");
+	}
+
+	private static void awaitTrue(BooleanSupplier condition, String what) {
+		long deadline = System.nanoTime() + DEADLINE.toNanos();
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() > deadline) {
+				throw new AssertionError("Timed out after " + DEADLINE.toSeconds() + "s waiting for " + what);
+			}
+			try {
+				Thread.sleep(100);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new AssertionError(ex);
+			}
+		}
+	}
+
+	private Map<String, Object> properties(String topic, String group, String instance) {
+		TestServers.Postgres postgres = TestServers.postgres();
+		TestServers.Redis redis = TestServers.redis();
+		Map<String, Object> properties = KafkaTestApplication.properties(this.prefix, topic, group, instance);
+		properties.put("spring.kafka.bootstrap-servers", this.broker.getBrokersAsString());
+		properties.put("spring.datasource.url", postgres.jdbcUrl());
+		properties.put("spring.datasource.username", postgres.username());
+		properties.put("spring.datasource.password", postgres.password());
+		properties.put("spring.datasource.hikari.schema", this.schema);
+		properties.put("spring.datasource.hikari.minimum-idle", "1");
+		properties.put("spring.datasource.hikari.maximum-pool-size", "8");
+		properties.put("spring.data.redis.host", redis.host());
+		properties.put("spring.data.redis.port", String.valueOf(redis.port()));
+		return properties;
+	}
+
+	private ConfigurableApplicationContext start(String topic, String group, String instance) {
+		ConfigurableApplicationContext context = new SpringApplicationBuilder(KafkaTestApplication.class)
+			.properties(properties(topic, group, instance))
+			.run();
+		this.instances.add(context);
+		return context;
+	}
+
+	private void stop(ConfigurableApplicationContext instance) {
+		instance.close();
+		this.instances.remove(instance);
+	}
+
+	private Process startProcess(String topic, String group, String instance) throws Exception {
+		List<String> command = new ArrayList<>();
+		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+		command.add("-Xmx256m");
+		command.add("-cp");
+		command.add(System.getProperty("java.class.path"));
+		command.add(KafkaTestApplication.class.getName());
+		properties(topic, group, instance).forEach((name, value) -> command.add("--" + name + "=" + value));
+		File log = Files.createTempFile("kafka-victim-", ".log").toFile();
+		log.deleteOnExit();
+		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log).start();
+	}
+
+	/**
+	 * Closes a connection factory made for the clean-up.
+	 */
+	private record AutoCloseableFactory(
+			org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory factory)
+			implements
+				AutoCloseable {
+
+		@Override
+		public void close() {
+			this.factory.destroy();
+		}
+
+	}
+
+}
