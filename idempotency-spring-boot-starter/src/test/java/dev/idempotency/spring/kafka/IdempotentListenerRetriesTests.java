@@ -1,0 +1,58 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.kafka;
+
+import java.time.Duration;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.method.IdempotentCallInProgressException;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.kafka.listener.ListenerExecutionFailedException;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.BackOffExecution;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link IdempotentListenerRetries}.
+ *
+ * @author Idempotency contributors
+ */
+class IdempotentListenerRetriesTests {
+
+	@Test
+	void anInProgressCallIsRetriedWithoutLimitAfterItsRetryAfter() {
+		IdempotentCallInProgressException inProgress = new IdempotentCallInProgressException(
+				IdempotencyKey.global("event-1"), Duration.ofSeconds(2));
+		// as the container wraps what the listener threw
+		BackOff backOff = IdempotentListenerRetries
+			.backOff(new ListenerExecutionFailedException("listener failed", inProgress));
+		assertThat(backOff).isNotNull();
+		BackOffExecution execution = backOff.start();
+		for (int attempt = 0; attempt < 1000; attempt++) {
+			assertThat(execution.nextBackOff()).isEqualTo(2000);
+		}
+	}
+
+	@Test
+	void anyOtherFailureKeepsTheHandlersOwnBackOff() {
+		assertThat(IdempotentListenerRetries
+			.backOff(new ListenerExecutionFailedException("listener failed", new IllegalStateException()))).isNull();
+	}
+
+}
