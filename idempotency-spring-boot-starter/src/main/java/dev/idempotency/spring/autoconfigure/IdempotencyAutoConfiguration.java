@@ -51,6 +51,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportRuntimeHints;
@@ -91,8 +92,7 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
-@ConditionalOnWebApplication(type = Type.SERVLET)
-@ConditionalOnClass({ DispatcherType.class, RequestMappingInfoHandlerMapping.class })
+@Conditional(NotReactiveWebApplicationCondition.class)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 @Import({ TieredStoreConfiguration.class, RedisStoreConfiguration.class, JdbcStoreConfiguration.class,
@@ -133,96 +133,107 @@ public final class IdempotencyAutoConfiguration {
 	}
 
 	@Bean
-	@ConditionalOnMissingBean(IdempotentEndpointResolver.class)
-	HandlerMappingEndpointResolver idempotentEndpointResolver(IdempotencyProperties properties,
-			EndpointPolicies policies) {
-		return new HandlerMappingEndpointResolver(policies, new PolicyMapper(properties).endpointRules(policies));
-	}
-
-	@Bean
 	ClientTimeoutWarnings idempotencyClientTimeoutWarnings(ListableBeanFactory beanFactory,
 			IdempotencyProperties properties) {
 		return new ClientTimeoutWarnings(beanFactory, properties);
 	}
 
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotencyScopeResolver idempotencyScopeResolver(IdempotencyProperties properties) {
-		return new DefaultIdempotencyScopeResolver(properties.getScopeHeader());
-	}
-
+	/**
+	 * What a Spring MVC application adds: the endpoint resolver, the scope resolver and
+	 * the filter.
+	 */
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
-	static class FilterConfiguration {
+	@ConditionalOnWebApplication(type = Type.SERVLET)
+	@ConditionalOnClass({ DispatcherType.class, RequestMappingInfoHandlerMapping.class })
+	static class ServletConfiguration {
 
-		private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
-				"org.springframework.transaction.PlatformTransactionManager",
-				FilterConfiguration.class.getClassLoader());
-
-		// where a request without a principal is likely one that should have had one
-		private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
+		@Bean
+		@ConditionalOnMissingBean(IdempotentEndpointResolver.class)
+		HandlerMappingEndpointResolver idempotentEndpointResolver(IdempotencyProperties properties,
+				EndpointPolicies policies) {
+			return new HandlerMappingEndpointResolver(policies, new PolicyMapper(properties).endpointRules(policies));
+		}
 
 		@Bean
 		@ConditionalOnMissingBean
-		IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
-				EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
-				ObjectProvider<ObservationRegistry> observationRegistry,
-				ObjectProvider<IdempotencyObservationConvention> observationConvention,
-				ObjectProvider<IdempotencyStore> stores, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
-				ListableBeanFactory beanFactory) {
-			IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
-			if (!policies.transactionalNames().isEmpty()) {
-				if (!TRANSACTIONS_PRESENT) {
-					throw new IllegalStateException("Transactional idempotency policies "
-							+ policies.transactionalNames() + " need spring-tx and a transaction manager");
+		IdempotencyScopeResolver idempotencyScopeResolver(IdempotencyProperties properties) {
+			return new DefaultIdempotencyScopeResolver(properties.getScopeHeader());
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+		static class FilterConfiguration {
+
+			private static final boolean TRANSACTIONS_PRESENT = ClassUtils.isPresent(
+					"org.springframework.transaction.PlatformTransactionManager",
+					FilterConfiguration.class.getClassLoader());
+
+			// where a request without a principal is likely one that should have had one
+			private static final String SECURITY_CONTEXT = "org.springframework.security.core.context.SecurityContextHolder";
+
+			@Bean
+			@ConditionalOnMissingBean
+			IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
+					EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
+					ObjectProvider<ObservationRegistry> observationRegistry,
+					ObjectProvider<IdempotencyObservationConvention> observationConvention,
+					ObjectProvider<IdempotencyStore> stores, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
+					ListableBeanFactory beanFactory) {
+				IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
+				if (!policies.transactionalNames().isEmpty()) {
+					if (!TRANSACTIONS_PRESENT) {
+						throw new IllegalStateException("Transactional idempotency policies "
+								+ policies.transactionalNames() + " need spring-tx and a transaction manager");
+					}
+					TransactionalMode.configure(filter, policies, stores.getIfUnique(engine::store), beanFactory);
 				}
-				TransactionalMode.configure(filter, policies, stores.getIfUnique(engine::store), beanFactory);
+				filter.setKeyHeader(properties.getKeyHeader());
+				filter.setScopeResolver(scopeResolver);
+				ClassLoader classLoader = (beanFactory instanceof ConfigurableBeanFactory configurable)
+						? configurable.getBeanClassLoader() : null;
+				filter.setAnonymousRequests(ClassUtils.isPresent(SECURITY_CONTEXT, classLoader)
+						? properties.getAnonymousRequests() : AnonymousRequests.ALLOW);
+				filter.setProblemTypeBase(properties.getProblemTypeBase());
+				filter.setProblemRenderer(problemRenderer.getIfUnique());
+				filter.setExpiresHeader(properties.isExpiresHeader());
+				filter.setClientTtlHeader(properties.getClientTtlHeader());
+				IdempotencyProperties.ResponseHeaders responseHeaders = properties.getResponseHeaders();
+				List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
+				excluded.addAll(responseHeaders.getExclude());
+				filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
+				observationRegistry.ifUnique(filter::setObservationRegistry);
+				observationConvention.ifUnique(filter::setObservationConvention);
+				return filter;
 			}
-			filter.setKeyHeader(properties.getKeyHeader());
-			filter.setScopeResolver(scopeResolver);
-			ClassLoader classLoader = (beanFactory instanceof ConfigurableBeanFactory configurable)
-					? configurable.getBeanClassLoader() : null;
-			filter.setAnonymousRequests(ClassUtils.isPresent(SECURITY_CONTEXT, classLoader)
-					? properties.getAnonymousRequests() : AnonymousRequests.ALLOW);
-			filter.setProblemTypeBase(properties.getProblemTypeBase());
-			filter.setProblemRenderer(problemRenderer.getIfUnique());
-			filter.setExpiresHeader(properties.isExpiresHeader());
-			filter.setClientTtlHeader(properties.getClientTtlHeader());
-			IdempotencyProperties.ResponseHeaders responseHeaders = properties.getResponseHeaders();
-			List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
-			excluded.addAll(responseHeaders.getExclude());
-			filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
-			observationRegistry.ifUnique(filter::setObservationRegistry);
-			observationConvention.ifUnique(filter::setObservationConvention);
-			return filter;
-		}
 
-		@Bean
-		@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
-		FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyFilter filter,
-				IdempotencyProperties properties) {
-			FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
-			registration.setOrder(properties.getFilter().getOrder());
-			registration
-				.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR));
-			return registration;
-		}
+			@Bean
+			@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
+			FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyFilter filter,
+					IdempotencyProperties properties) {
+				FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(filter);
+				registration.setOrder(properties.getFilter().getOrder());
+				registration
+					.setDispatcherTypes(EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR));
+				return registration;
+			}
 
-		@Bean
-		@ConditionalOnMissingBean(name = "idempotencyEndpointResolutionCheck")
-		@ConditionalOnBooleanProperty(name = "idempotency.filter.check-handler", matchIfMissing = true)
-		WebMvcConfigurer idempotencyEndpointResolutionCheck(IdempotentEndpointResolver endpointResolver,
-				IdempotencyProperties properties, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
-				ObjectProvider<EndpointPolicies> policies) {
-			return new EndpointResolutionCheckConfigurer(endpointResolver, properties, problemRenderer.getIfUnique(),
-					policies.getIfUnique());
-		}
+			@Bean
+			@ConditionalOnMissingBean(name = "idempotencyEndpointResolutionCheck")
+			@ConditionalOnBooleanProperty(name = "idempotency.filter.check-handler", matchIfMissing = true)
+			WebMvcConfigurer idempotencyEndpointResolutionCheck(IdempotentEndpointResolver endpointResolver,
+					IdempotencyProperties properties, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
+					ObjectProvider<EndpointPolicies> policies) {
+				return new EndpointResolutionCheckConfigurer(endpointResolver, properties,
+						problemRenderer.getIfUnique(), policies.getIfUnique());
+			}
 
-		@Bean
-		@ConditionalOnMissingBean(name = "idempotencyRequestCleanupListener")
-		ServletListenerRegistrationBean<ServletRequestListener> idempotencyRequestCleanupListener(
-				IdempotencyFilter filter) {
-			return new ServletListenerRegistrationBean<>(filter.requestCleanupListener());
+			@Bean
+			@ConditionalOnMissingBean(name = "idempotencyRequestCleanupListener")
+			ServletListenerRegistrationBean<ServletRequestListener> idempotencyRequestCleanupListener(
+					IdempotencyFilter filter) {
+				return new ServletListenerRegistrationBean<>(filter.requestCleanupListener());
+			}
+
 		}
 
 	}

@@ -30,6 +30,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -44,6 +45,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
@@ -52,7 +54,9 @@ import org.springframework.util.function.SingletonSupplier;
  * {@link IdempotentMethodAdvisor} that applies {@code @Idempotent(key = ...)} to the
  * methods of any bean. Results are written and read with the application's
  * {@link JsonMapper}, else a default one. A call made while an HTTP request is handled
- * has the request's scope by default (its principal, say).
+ * has the request's scope by default (its principal, say). It applies to a Spring MVC
+ * application and to an application that is not a web application (a message consumer,
+ * say), wherever {@link IdempotencyAutoConfiguration} configured the engine.
  * <p>
  * The advisor is an infrastructure bean, created before the other beans are, so it
  * reaches the template (and through it the engine and the store) only when the first
@@ -68,11 +72,15 @@ import org.springframework.util.function.SingletonSupplier;
 @Import(IdempotencyMethodAutoConfiguration.AutoProxyRegistrar.class)
 public final class IdempotencyMethodAutoConfiguration {
 
+	private static final boolean SERVLET_PRESENT = ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest",
+			IdempotencyMethodAutoConfiguration.class.getClassLoader())
+			&& ClassUtils.isPresent("org.springframework.web.context.request.RequestContextHolder",
+					IdempotencyMethodAutoConfiguration.class.getClassLoader());
+
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyEngine engine, EndpointPolicies policies,
-			ObjectProvider<JsonMapper> jsonMapper, IdempotencyProperties properties,
-			ObjectProvider<IdempotencyScopeResolver> scopeResolver) {
+			ObjectProvider<JsonMapper> jsonMapper, IdempotencyProperties properties, ListableBeanFactory beanFactory) {
 		IdempotencyTemplate template = new IdempotencyTemplate(engine, policies,
 				jsonMapper.getIfUnique(() -> JsonMapper.builder().build()));
 		PolicyMapper mapper = new PolicyMapper(properties);
@@ -88,9 +96,8 @@ public final class IdempotencyMethodAutoConfiguration {
 			}
 		});
 		template.setDeterministicExceptions(deterministic);
-		IdempotencyScopeResolver resolver = scopeResolver.getIfUnique();
-		if (resolver != null) {
-			template.setDefaultScope(new CurrentRequestScope(resolver));
+		if (SERVLET_PRESENT) {
+			RequestScopes.apply(template, beanFactory);
 		}
 		return template;
 	}
@@ -103,6 +110,22 @@ public final class IdempotencyMethodAutoConfiguration {
 		SingletonSupplier<IdempotencyTemplate> lazyTemplate = SingletonSupplier.of(template::getObject);
 		return new IdempotentMethodAdvisor(new IdempotentMethodInterceptor(lazyTemplate, beanFactory),
 				(policy) -> lazyTemplate.obtain().withPolicy(policy));
+	}
+
+	/**
+	 * Gives calls made while a servlet request is handled the request's scope; loaded
+	 * only when the servlet API and spring-web are present.
+	 */
+	private static final class RequestScopes {
+
+		static void apply(IdempotencyTemplate template, ListableBeanFactory beanFactory) {
+			IdempotencyScopeResolver resolver = beanFactory.getBeanProvider(IdempotencyScopeResolver.class)
+				.getIfUnique();
+			if (resolver != null) {
+				template.setDefaultScope(new CurrentRequestScope(resolver));
+			}
+		}
+
 	}
 
 	/**

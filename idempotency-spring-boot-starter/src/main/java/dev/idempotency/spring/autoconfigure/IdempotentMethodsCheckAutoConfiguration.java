@@ -63,9 +63,9 @@ public final class IdempotentMethodsCheckAutoConfiguration {
 		if (!unprotected.isEmpty()) {
 			throw new IllegalStateException(unprotected.size() + " method(s) are annotated with @Idempotent and a key,"
 					+ " but this application has no idempotency engine: the engine and its store are configured in"
-					+ " Spring MVC (servlet) applications. Nothing would protect " + String.join(", ", unprotected)
-					+ ". Add spring-boot-starter-webmvc, or remove the annotations (idempotency.enabled=false starts"
-					+ " anyway)");
+					+ " Spring MVC applications and in applications that are not web applications, not in reactive"
+					+ " (WebFlux) ones. Nothing would protect " + String.join(", ", unprotected)
+					+ ". Remove the annotations, or set idempotency.enabled=false to start anyway");
 		}
 	}
 

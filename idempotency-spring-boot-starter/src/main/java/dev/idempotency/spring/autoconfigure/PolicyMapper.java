@@ -41,7 +41,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.util.StringUtils;
 import org.springframework.util.unit.DataSize;
-import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * Maps {@link IdempotencyProperties} onto {@link EndpointPolicies} and
@@ -256,7 +255,10 @@ final class PolicyMapper {
 			try {
 				rules.add(new EndpointRule(endpoint.getMethods(), path, endpoint.getPolicy(), endpoint.isRequired()));
 			}
-			catch (PatternParseException ex) {
+			catch (IllegalArgumentException ex) {
+				// a PatternParseException: named by its superclass, so that this class
+				// loads
+				// without spring-web, in an application that is not a web application
 				throw invalid(prefix + "path", path, "is not a valid path pattern: " + ex.getMessage());
 			}
 		}

@@ -381,21 +381,38 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
-	void nonServletApplicationGetsNothing() {
+	void nonWebApplicationGetsTheEngineForIdempotentMethodsButNoFilter() {
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
 			.run((context) -> {
-				assertThat(context).doesNotHaveBean(IdempotencyEngine.class);
-				assertThat(context).doesNotHaveBean(IdempotencyProperties.class);
+				assertThat(context).hasSingleBean(IdempotencyEngine.class);
+				assertThat(context).hasSingleBean(EndpointPolicies.class);
+				assertThat(context).doesNotHaveBean(IdempotencyFilter.class);
+				assertThat(context).doesNotHaveBean(IdempotentEndpointResolver.class);
+				assertThat(context).doesNotHaveBean(IdempotencyScopeResolver.class);
 			});
-		new ReactiveWebApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
-			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyEngine.class));
 	}
 
 	@Test
-	void withoutSpringMvcNothingIsConfigured() {
+	void reactiveApplicationGetsNothing() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
+				.doesNotHaveBean(IdempotencyProperties.class));
+	}
+
+	@Test
+	void withoutSpringMvcNoFilterIsConfigured() {
 		this.runner.withClassLoader(new FilteredClassLoader(RequestMappingInfoHandlerMapping.class))
-			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyEngine.class));
+			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
+				.doesNotHaveBean(IdempotencyFilter.class));
+	}
+
+	@Test
+	void withoutTheServletApiAndSpringWebTheEngineIsConfigured() {
+		new ApplicationContextRunner()
+			.withClassLoader(new FilteredClassLoader("jakarta.servlet", "org.springframework.web"))
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasNotFailed().hasSingleBean(IdempotencyEngine.class));
 	}
 
 	@Test

@@ -77,9 +77,10 @@ public class KafkaTestApplication {
 	}
 
 	/**
-	 * Return the properties of an instance: the tiered store and its Redis key prefix,
-	 * the listeners' topic and group, and the {@code events} policy: a short lease, and a
-	 * duplicate waits for the first run's outcome.
+	 * Return the properties of an instance, which is not a web application: the tiered
+	 * store and its Redis key prefix, the listeners' topic and group, and the
+	 * {@code events} policy: a short lease, and a duplicate waits for the first run's
+	 * outcome.
 	 * @param prefix the Redis key prefix
 	 * @param topic the topic of the key listener ({@code <topic>-by-header} for the
 	 * other)
@@ -89,7 +90,8 @@ public class KafkaTestApplication {
 	 */
 	static Map<String, Object> properties(String prefix, String topic, String group, String instance) {
 		Map<String, Object> properties = new LinkedHashMap<>();
-		properties.put("server.port", "0");
+		// a consumer, not a web application: the engine and the advisor need no web stack
+		properties.put("spring.main.web-application-type", "none");
 		properties.put("spring.main.banner-mode", "off");
 		properties.put("spring.autoconfigure.exclude",
 				"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration");

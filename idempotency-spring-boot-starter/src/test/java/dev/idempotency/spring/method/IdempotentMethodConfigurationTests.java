@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -159,8 +160,23 @@ class IdempotentMethodConfigurationTests {
 	}
 
 	@Test
-	void anApplicationWithoutEngineFailsRatherThanRunAnnotatedMethodsUnprotected() {
+	void anApplicationThatIsNotAWebApplicationGetsIdempotentMethods() {
 		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class))
+			.withPropertyValues("idempotency.store.type=memory")
+			.withBean(Counter.class)
+			.run((context) -> {
+				Counter counter = context.getBean(Counter.class);
+				assertThat(counter.count("k1")).isEqualTo(1);
+				assertThat(counter.count("k1")).isEqualTo(1);
+				assertThat(counter.runs()).isOne();
+			});
+	}
+
+	@Test
+	void anApplicationWithoutEngineFailsRatherThanRunAnnotatedMethodsUnprotected() {
+		new ReactiveWebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class))
 			.withBean(Counter.class)
@@ -172,7 +188,7 @@ class IdempotentMethodConfigurationTests {
 
 	@Test
 	void anApplicationWithoutEngineStartsWhenDisabledOrWithoutKeyedMethods() {
-		ApplicationContextRunner plain = new ApplicationContextRunner()
+		ReactiveWebApplicationContextRunner plain = new ReactiveWebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class));
 		plain.withBean(Plain.class).run((context) -> assertThat(context).hasNotFailed());
