@@ -195,6 +195,28 @@ class IdempotentKafkaListenerIT {
 	}
 
 	@Test
+	void aRedeliveryRefusedWhileTheFirstRunsIsRetriedUntilItRunsRatherThanDropped() throws Exception {
+		String topic = topic("no-wait");
+		String group = "g-no-wait-" + this.run;
+		String id = "nowait-" + this.run;
+		String payload = "{\"id\":\"" + id + "\",\"note\":\"fail-first-slowly\"}";
+		start(topic, group, "a");
+		// two consumers of the instance share the partitions: 0 and 1, 2 and 3
+		this.producer.send(new ProducerRecord<>(topic + "-no-wait", 0, id, payload));
+		this.producer.flush();
+		awaitTrue(() -> calls(id, "a") == 1, "the first run to start");
+		this.producer.send(new ProducerRecord<>(topic + "-no-wait", 2, id, payload)).get();
+		// the redelivery is refused while the first runs (Spring Kafka's default error
+		// handler would give it up after nine immediate retries); the first then fails
+		// for
+		// good and only the redelivery, retried every second, can settle the event
+		awaitTrue(() -> settled(id) == 1, "the redelivery to settle the event", Duration.ofSeconds(30));
+		awaitConsumed(group, topic + "-no-wait");
+		assertThat(calls(id, "a")).isEqualTo(2);
+		assertThat(settled(id)).isOne();
+	}
+
+	@Test
 	void aConsumerKilledInTheMiddleOfAMessageLeavesItToAnotherThatSettlesItOnce() throws Exception {
 		String topic = topic("crash");
 		String group = "g-crash-" + this.run;
@@ -249,7 +271,8 @@ class IdempotentKafkaListenerIT {
 
 	private String topic(String name) {
 		String topic = name + "-" + this.run;
-		this.broker.addTopics(new NewTopic(topic, 4, (short) 1), new NewTopic(topic + "-by-header", 4, (short) 1));
+		this.broker.addTopics(new NewTopic(topic, 4, (short) 1), new NewTopic(topic + "-by-header", 4, (short) 1),
+				new NewTopic(topic + "-no-wait", 4, (short) 1));
 		return topic;
 	}
 
@@ -281,10 +304,14 @@ class IdempotentKafkaListenerIT {
 	}
 
 	private static void awaitTrue(BooleanSupplier condition, String what) {
-		long deadline = System.nanoTime() + DEADLINE.toNanos();
+		awaitTrue(condition, what, DEADLINE);
+	}
+
+	private static void awaitTrue(BooleanSupplier condition, String what, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
 		while (!condition.getAsBoolean()) {
 			if (System.nanoTime() > deadline) {
-				throw new AssertionError("Timed out after " + DEADLINE.toSeconds() + "s waiting for " + what);
+				throw new AssertionError("Timed out after " + timeout.toSeconds() + "s waiting for " + what);
 			}
 			try {
 				Thread.sleep(100);

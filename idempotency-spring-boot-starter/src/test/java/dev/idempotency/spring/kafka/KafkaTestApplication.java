@@ -105,6 +105,7 @@ public class KafkaTestApplication {
 		properties.put("idempotency.redis.key-prefix", prefix);
 		properties.put("idempotency.policies.events.lock-timeout", "2s");
 		properties.put("idempotency.policies.events.in-flight-wait", "10s");
+		properties.put("idempotency.policies.events-no-wait.lock-timeout", "2s");
 		properties.put("test.topic", topic);
 		properties.put("test.group", group);
 		properties.put("test.instance", instance);
@@ -143,8 +144,23 @@ public class KafkaTestApplication {
 			run(new String(record.headers().lastHeader("event-id").value(), StandardCharsets.UTF_8), record.value());
 		}
 
+		// a redelivery meets a run in progress at once: refused, and left to the error
+		// handler
+		@KafkaListener(id = "settleWithoutWait", topics = "${test.topic}-no-wait", groupId = "${test.group}")
+		@Idempotent(policy = "events-no-wait", key = "#key", fingerprint = "#payload")
+		void settleWithoutWait(@Header(KafkaHeaders.RECEIVED_KEY) String key, @Payload String payload)
+				throws InterruptedException {
+			run(key, payload);
+		}
+
 		private void run(String eventId, String payload) throws InterruptedException {
 			call(eventId);
+			if (payload.contains("fail-first-slowly") && calls(eventId) == 1) {
+				Thread.sleep(3000);
+				// one of the exceptions Spring Kafka's error handler does not retry: this
+				// delivery is given up, and only a redelivery can settle the event
+				throw new ClassCastException("the first run of " + eventId + " failed for good");
+			}
 			if (payload.contains("hang") && this.instance.equals("victim")) {
 				Thread.sleep(Long.MAX_VALUE);
 			}
@@ -152,6 +168,12 @@ public class KafkaTestApplication {
 				Thread.sleep(30);
 			}
 			this.jdbc.update("INSERT INTO settlement (event_id, payload) VALUES (?, ?)", eventId, payload);
+		}
+
+		private long calls(String eventId) {
+			Long count = this.jdbc.queryForObject("SELECT count(*) FROM listener_call WHERE event_id = ?", Long.class,
+					eventId);
+			return (count != null) ? count : -1;
 		}
 
 		// a row per run, on a connection of its own: committed at once
