@@ -31,13 +31,16 @@ import java.util.function.BooleanSupplier;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.test.servers.TestServers;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
@@ -201,11 +204,13 @@ class IdempotentKafkaListenerIT {
 		String id = "nowait-" + this.run;
 		String payload = "{\"id\":\"" + id + "\",\"note\":\"fail-first-slowly\"}";
 		start(topic, group, "a");
-		// two consumers of the instance share the partitions: 0 and 1, 2 and 3
-		this.producer.send(new ProducerRecord<>(topic + "-no-wait", 0, id, payload));
+		// the two consumers of the instance share the partitions: one gets the first
+		// delivery, the other the redelivery
+		List<List<Integer>> partitions = awaitAssigned(group, topic + "-no-wait", 2);
+		this.producer.send(new ProducerRecord<>(topic + "-no-wait", partitions.get(0).get(0), id, payload));
 		this.producer.flush();
 		awaitTrue(() -> calls(id, "a") == 1, "the first run to start");
-		this.producer.send(new ProducerRecord<>(topic + "-no-wait", 2, id, payload)).get();
+		this.producer.send(new ProducerRecord<>(topic + "-no-wait", partitions.get(1).get(0), id, payload)).get();
 		// the redelivery is refused while the first runs (Spring Kafka's default error
 		// handler would give it up after nine immediate retries); the first then fails
 		// for
@@ -301,6 +306,41 @@ class IdempotentKafkaListenerIT {
 				return false;
 			}
 		}), "group " + group + " to consume everything");
+	}
+
+	// the partitions of the topic that each consumer of the group holds, once the group
+	// is stable with the given number of consumers of the topic
+	private List<List<Integer>> awaitAssigned(String group, String topic, int consumers) {
+		List<List<Integer>> assigned = new ArrayList<>();
+		awaitTrue(() -> this.broker.doWithAdminFunction((admin) -> {
+			try {
+				ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group))
+					.describedGroups()
+					.get(group)
+					.get();
+				if (description.groupState() != GroupState.STABLE) {
+					return false;
+				}
+				assigned.clear();
+				for (MemberDescription member : description.members()) {
+					List<Integer> own = member.assignment()
+						.topicPartitions()
+						.stream()
+						.filter((partition) -> partition.topic().equals(topic))
+						.map(TopicPartition::partition)
+						.sorted()
+						.toList();
+					if (!own.isEmpty()) {
+						assigned.add(own);
+					}
+				}
+				return assigned.size() == consumers;
+			}
+			catch (Exception ex) {
+				return false;
+			}
+		}), consumers + " consumers of " + topic + " in group " + group);
+		return assigned;
 	}
 
 	private static void awaitTrue(BooleanSupplier condition, String what) {

@@ -156,7 +156,9 @@ public class KafkaTestApplication {
 		private void run(String eventId, String payload) throws InterruptedException {
 			call(eventId);
 			if (payload.contains("fail-first-slowly") && calls(eventId) == 1) {
-				Thread.sleep(3000);
+				// longer than the ten attempts of Spring Kafka's default error handling
+				// take (each is a new poll, about half a second)
+				Thread.sleep(8000);
 				// one of the exceptions Spring Kafka's error handler does not retry: this
 				// delivery is given up, and only a redelivery can settle the event
 				throw new ClassCastException("the first run of " + eventId + " failed for good");
