@@ -48,7 +48,7 @@ public final class IdempotencyKafkaAutoConfiguration {
 	@ConditionalOnMissingBean(CommonErrorHandler.class)
 	DefaultErrorHandler idempotencyKafkaErrorHandler() {
 		DefaultErrorHandler errorHandler = new DefaultErrorHandler();
-		IdempotentListenerRetries.retryWhileInProgress(errorHandler);
+		IdempotentListenerRetries.retryUntilDecided(errorHandler);
 		return errorHandler;
 	}
 

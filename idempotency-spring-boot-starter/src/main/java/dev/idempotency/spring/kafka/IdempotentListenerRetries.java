@@ -18,6 +18,7 @@ package dev.idempotency.spring.kafka;
 
 import java.util.Objects;
 
+import dev.idempotency.spring.method.IdempotencyStoreUnavailableException;
 import dev.idempotency.spring.method.IdempotentCallInProgressException;
 import org.jspecify.annotations.Nullable;
 
@@ -27,17 +28,23 @@ import org.springframework.util.backoff.FixedBackOff;
 
 /**
  * Makes a Kafka error handler retry, without limit, a record whose idempotent listener
- * was refused with {@link IdempotentCallInProgressException}: another delivery of the
- * same message (on another instance, after a rebalance) is still running. Giving such a
- * record up after the usual few attempts would lose it if that first run then failed;
- * retrying it after the exception's {@code Retry-After} ends in the first run's stored
- * outcome (the record is acknowledged without running the listener) or, if the first run
- * failed or its instance died, in a run of its own. Other exceptions keep the handler's
- * own back-off.
+ * was refused before it ran, because the store could not decide it yet:
+ * <ul>
+ * <li>{@link IdempotentCallInProgressException}: another delivery of the same message (on
+ * another instance, after a rebalance) is still running. Giving the record up would lose
+ * it if that first run then failed; retrying it ends in the first run's stored outcome
+ * (the record is acknowledged without running the listener) or, if the first run failed
+ * or its instance died, in a run of its own;
+ * <li>{@link IdempotencyStoreUnavailableException}: no store can say whether the message
+ * ran (a fail-closed policy). Giving the record up would lose a message that never ran;
+ * retrying it pauses the partition until the store answers.
+ * </ul>
+ * Each retry comes after the exception's {@code Retry-After}. Other exceptions keep the
+ * handler's own back-off.
  * <p>
  * The auto-configuration applies it to the {@code DefaultErrorHandler} it declares when
  * the application declares no {@code CommonErrorHandler}; call
- * {@link #retryWhileInProgress(FailedRecordProcessor)} on an error handler of your own.
+ * {@link #retryUntilDecided(FailedRecordProcessor)} on an error handler of your own.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -48,18 +55,20 @@ public final class IdempotentListenerRetries {
 	}
 
 	/**
-	 * Make the given error handler retry in-progress records without limit, each after
-	 * the {@code Retry-After} of its exception. Replaces the handler's back-off function.
+	 * Make the given error handler retry the records that the store could not decide yet
+	 * (in progress elsewhere, or the store unavailable) without limit, each after the
+	 * {@code Retry-After} of its exception. Replaces the handler's back-off function.
 	 * @param errorHandler the error handler, for example a {@code DefaultErrorHandler}
 	 */
-	public static void retryWhileInProgress(FailedRecordProcessor errorHandler) {
+	public static void retryUntilDecided(FailedRecordProcessor errorHandler) {
 		Objects.requireNonNull(errorHandler, "'errorHandler' must not be null");
 		errorHandler.setBackOffFunction((record, exception) -> backOff(exception));
 	}
 
 	/**
 	 * Return the back-off for a failure: without limit, at the {@code Retry-After}
-	 * interval, for an in-progress call; else {@code null}, the handler's own.
+	 * interval, for a call in progress elsewhere or refused for want of a store; else
+	 * {@code null}, the handler's own.
 	 * @param exception what the listener threw, as the container wraps it
 	 * @return the back-off, or {@code null}
 	 */
@@ -67,6 +76,9 @@ public final class IdempotentListenerRetries {
 		for (Throwable cause = exception; cause != null; cause = cause.getCause()) {
 			if (cause instanceof IdempotentCallInProgressException inProgress) {
 				return new FixedBackOff(inProgress.getRetryAfter().toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
+			}
+			if (cause instanceof IdempotencyStoreUnavailableException unavailable) {
+				return new FixedBackOff(unavailable.getRetryAfter().toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
 			}
 		}
 		return null;

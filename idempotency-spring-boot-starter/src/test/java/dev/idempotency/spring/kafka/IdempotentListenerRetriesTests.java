@@ -19,6 +19,8 @@ package dev.idempotency.spring.kafka;
 import java.time.Duration;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.method.IdempotencyStoreUnavailableException;
 import dev.idempotency.spring.method.IdempotentCallInProgressException;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +48,20 @@ class IdempotentListenerRetriesTests {
 		BackOffExecution execution = backOff.start();
 		for (int attempt = 0; attempt < 1000; attempt++) {
 			assertThat(execution.nextBackOff()).isEqualTo(2000);
+		}
+	}
+
+	@Test
+	void aCallRefusedForWantOfAStoreIsRetriedWithoutLimitAfterItsRetryAfter() {
+		IdempotencyStoreUnavailableException unavailable = new IdempotencyStoreUnavailableException(
+				IdempotencyKey.global("event-1"), Duration.ofSeconds(1),
+				new IdempotencyStoreException("connection refused"));
+		BackOff backOff = IdempotentListenerRetries
+			.backOff(new ListenerExecutionFailedException("listener failed", unavailable));
+		assertThat(backOff).isNotNull();
+		BackOffExecution execution = backOff.start();
+		for (int attempt = 0; attempt < 1000; attempt++) {
+			assertThat(execution.nextBackOff()).isEqualTo(1000);
 		}
 	}
 
