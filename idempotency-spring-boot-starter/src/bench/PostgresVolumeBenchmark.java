@@ -98,6 +98,7 @@ public final class PostgresVolumeBenchmark {
 			JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(dataSource);
 			cleaner.setTableName(table);
 			cleaner.setBatchSize(settings.batchSize);
+			cleaner.setPauseFactor(settings.pauseFactor);
 			// the cleanup deletes; only (auto)vacuum makes the space of deleted rows reusable
 			try (Connection connection = dataSource.getConnection();
 					Statement statement = connection.createStatement();
@@ -254,6 +255,9 @@ public final class PostgresVolumeBenchmark {
 
 		final int batchSize = Integer.getInteger("volume.batch-size", JdbcIdempotencyCleaner.DEFAULT_BATCH_SIZE);
 
+		final double pauseFactor = Double.parseDouble(
+				System.getProperty("volume.pause-factor", String.valueOf(JdbcIdempotencyCleaner.DEFAULT_PAUSE_FACTOR)));
+
 		// extra DDL run after the library's schema, %TABLE% standing for the table
 		final String layoutSql = System.getProperty("volume.layout-sql", "");
 
@@ -266,9 +270,9 @@ public final class PostgresVolumeBenchmark {
 		public String toString() {
 			return String.format(Locale.ROOT,
 					"rows %,d, rate %,d/s (time to live %,d s), %d threads, baseline %d s, run %d s, cleanup every %d s"
-							+ " in batches of %,d%s",
+							+ " in batches of %,d, pause factor %s%s",
 					this.rows, this.rate, ttlSeconds(), this.threads, this.baselineSeconds, this.seconds,
-					this.cleanupIntervalSeconds, this.batchSize,
+					this.cleanupIntervalSeconds, this.batchSize, this.pauseFactor,
 					this.layoutSql.isBlank() ? "" : ", layout: " + this.layoutSql);
 		}
 

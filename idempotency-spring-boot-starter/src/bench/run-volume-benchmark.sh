@@ -24,6 +24,7 @@ cd "$(dirname "$0")/../../.."
 : "${VOLUME_WINDOW:=60}"
 : "${VOLUME_CLEANUP_INTERVAL:=60}"
 : "${VOLUME_BATCH_SIZE:=1000}"
+: "${VOLUME_PAUSE_FACTOR:=1}"
 : "${VOLUME_LAYOUT_SQL:=}"
 
 classpath_file=$(mktemp)
@@ -39,5 +40,5 @@ exec java -Xmx4g -cp "idempotency-spring-boot-starter/target/classes:$(cat "$cla
   -Dvolume.rows="$VOLUME_ROWS" -Dvolume.rate="$VOLUME_RATE" -Dvolume.threads="$VOLUME_THREADS" \
   -Dvolume.baseline-seconds="$VOLUME_BASELINE" -Dvolume.seconds="$VOLUME_SECONDS" \
   -Dvolume.window-seconds="$VOLUME_WINDOW" -Dvolume.cleanup-interval-seconds="$VOLUME_CLEANUP_INTERVAL" \
-  -Dvolume.batch-size="$VOLUME_BATCH_SIZE" -Dvolume.layout-sql="$VOLUME_LAYOUT_SQL" \
+  -Dvolume.batch-size="$VOLUME_BATCH_SIZE" -Dvolume.pause-factor="$VOLUME_PAUSE_FACTOR" -Dvolume.layout-sql="$VOLUME_LAYOUT_SQL" \
   idempotency-spring-boot-starter/src/bench/PostgresVolumeBenchmark.java

@@ -18,6 +18,8 @@ package dev.idempotency.spring.autoconfigure;
 
 import java.time.Duration;
 
+import dev.idempotency.spring.store.jdbc.JdbcIdempotencyCleaner;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
@@ -101,7 +103,14 @@ public class IdempotencyJdbcProperties {
 		/**
 		 * Largest number of rows deleted by one statement of the cleanup job.
 		 */
-		private int batchSize = 1000;
+		private int batchSize = JdbcIdempotencyCleaner.DEFAULT_BATCH_SIZE;
+
+		/**
+		 * Pause after each batch of the cleanup job, as a multiple of the time the batch
+		 * took: 1 keeps the database busy with deletes at most half of the time a run
+		 * lasts, 0 runs the batches back to back.
+		 */
+		private double pauseFactor = JdbcIdempotencyCleaner.DEFAULT_PAUSE_FACTOR;
 
 		public boolean isEnabled() {
 			return this.enabled;
@@ -125,6 +134,14 @@ public class IdempotencyJdbcProperties {
 
 		public void setBatchSize(int batchSize) {
 			this.batchSize = batchSize;
+		}
+
+		public double getPauseFactor() {
+			return this.pauseFactor;
+		}
+
+		public void setPauseFactor(double pauseFactor) {
+			this.pauseFactor = pauseFactor;
 		}
 
 	}

@@ -105,6 +105,7 @@ class JdbcStoreSupport {
 		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(dataSource);
 		cleaner.setTableName(properties.getTableName());
 		cleaner.setBatchSize(properties.getCleanup().getBatchSize());
+		cleaner.setPauseFactor(properties.getCleanup().getPauseFactor());
 		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval(), database::isPostgreSql);
 	}
 

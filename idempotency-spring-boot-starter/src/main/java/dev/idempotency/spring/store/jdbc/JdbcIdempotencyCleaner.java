@@ -36,6 +36,12 @@ import org.apache.commons.logging.LogFactory;
  * row that a store operation is taking over at that moment is left alone. A record whose
  * lease is still live is never deleted, even past its expiry.
  * <p>
+ * Between two batches the cleaner pauses for a multiple of the time the batch took
+ * ({@link #setPauseFactor(double)}), so that a run occupies the database at most a share
+ * of its duration and backs off by itself when the database is busy (its batches take
+ * longer, and so do its pauses). Claims then meet a cleanup that deletes a little at a
+ * time rather than one that takes a CPU for seconds.
+ * <p>
  * This class is thread-safe once configured. No argument may be {@code null}.
  *
  * @author Idempotency contributors
@@ -47,6 +53,11 @@ public class JdbcIdempotencyCleaner {
 	 * Default number of rows deleted per statement.
 	 */
 	public static final int DEFAULT_BATCH_SIZE = 1000;
+
+	/**
+	 * Default pause after each batch, as a multiple of the time the batch took.
+	 */
+	public static final double DEFAULT_PAUSE_FACTOR = 1.0;
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyCleaner.class);
 
@@ -65,6 +76,8 @@ public class JdbcIdempotencyCleaner {
 	private volatile String deleteExpired = TableName.parse(TableName.DEFAULT).substitute(DELETE_EXPIRED);
 
 	private volatile int batchSize = DEFAULT_BATCH_SIZE;
+
+	private volatile double pauseFactor = DEFAULT_PAUSE_FACTOR;
 
 	/**
 	 * Create a cleaner.
@@ -99,8 +112,26 @@ public class JdbcIdempotencyCleaner {
 	}
 
 	/**
+	 * Set how long the cleaner pauses after each batch, as a multiple of the time the
+	 * batch took: {@code 1} (the default) keeps the database busy with deletes at most
+	 * half of the time a run lasts, {@code 3} a quarter, {@code 0} deletes batch after
+	 * batch. A run with a factor of {@code f} deletes at most {@code 1 / (1 + f)} of the
+	 * rows per second that back-to-back batches would, which must stay above the rate at
+	 * which records expire.
+	 * @param pauseFactor the factor, at least 0 and finite
+	 */
+	public void setPauseFactor(double pauseFactor) {
+		if (!(pauseFactor >= 0) || Double.isInfinite(pauseFactor)) {
+			throw new IllegalArgumentException("'pauseFactor' must be at least 0 and finite, not " + pauseFactor);
+		}
+		this.pauseFactor = pauseFactor;
+	}
+
+	/**
 	 * Delete every record that has expired, batch after batch, until a batch comes back
-	 * short.
+	 * short, pausing between batches as {@link #setPauseFactor(double)} says. An
+	 * interrupt during a pause ends the call early, with the interrupt status kept; the
+	 * next call deletes the rest.
 	 * @return the number of rows this call deleted
 	 * @throws IdempotencyStoreException if the database cannot be reached or fails; rows
 	 * deleted by earlier batches stay deleted
@@ -108,17 +139,37 @@ public class JdbcIdempotencyCleaner {
 	public int purgeExpired() {
 		String sql = this.deleteExpired;
 		int batchSize = this.batchSize;
+		double pauseFactor = this.pauseFactor;
 		int total = 0;
 		int deleted;
 		do {
+			long start = System.nanoTime();
 			deleted = this.jdbc.execute("cleanup", (client) -> client.sql(sql).param("batchSize", batchSize).update());
 			total += deleted;
+			if (deleted == batchSize && !pause((long) ((System.nanoTime() - start) * pauseFactor))) {
+				break;
+			}
 		}
 		while (deleted == batchSize);
 		if (total > 0 && logger.isDebugEnabled()) {
 			logger.debug("Deleted " + total + " expired idempotency record(s)");
 		}
 		return total;
+	}
+
+	// false when interrupted
+	private static boolean pause(long nanos) {
+		if (nanos <= 0) {
+			return true;
+		}
+		try {
+			Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
 	}
 
 }

@@ -146,9 +146,77 @@ class JdbcIdempotencyCleanerIT {
 	}
 
 	@Test
+	void pausesAfterEachBatchForTheGivenMultipleOfItsDuration() {
+		insert("expired-", "C", null, "-1 minute", 30);
+		slowDownDeletes();
+		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
+		cleaner.setBatchSize(10);
+		cleaner.setPauseFactor(2);
+		assertThat(cleaner.purgeExpired()).isEqualTo(30);
+		List<Double> batchEnds = this.jdbc
+			.queryForList("SELECT extract(epoch FROM at)::float8 FROM cleanup_batches ORDER BY at", Double.class);
+		// three full batches and the empty one that ends the run; each batch takes at
+		// least
+		// 200 ms, so a batch ends at least 200 ms + a pause of 2 x 200 ms after the one
+		// before
+		assertThat(batchEnds).hasSize(4);
+		for (int i = 1; i < batchEnds.size(); i++) {
+			assertThat(batchEnds.get(i) - batchEnds.get(i - 1)).isGreaterThanOrEqualTo(0.6);
+		}
+	}
+
+	@Test
+	void anInterruptDuringAPauseEndsTheRunAndKeepsTheInterruptStatus() throws Exception {
+		insert("expired-", "C", null, "-1 minute", 30);
+		slowDownDeletes();
+		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
+		cleaner.setBatchSize(10);
+		// a pause of at least 200 ms x 500 = 100 s
+		cleaner.setPauseFactor(500);
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Future<List<Object>> run = executor.submit(() -> {
+				int deleted = cleaner.purgeExpired();
+				return List.of(deleted, Thread.currentThread().isInterrupted());
+			});
+			while (this.jdbc.queryForObject("SELECT count(*) FROM cleanup_batches", Integer.class) == 0) {
+				Thread.sleep(20);
+			}
+			executor.shutdownNow();
+			assertThat(run.get(30, TimeUnit.SECONDS)).containsExactly(10, true);
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		assertThat(count("expired-%")).isEqualTo(20);
+	}
+
+	@Test
+	void pauseFactorMustBeFiniteAndNotNegative() {
+		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
+		assertThatIllegalArgumentException().isThrownBy(() -> cleaner.setPauseFactor(-0.5));
+		assertThatIllegalArgumentException().isThrownBy(() -> cleaner.setPauseFactor(Double.NaN));
+		assertThatIllegalArgumentException().isThrownBy(() -> cleaner.setPauseFactor(Double.POSITIVE_INFINITY));
+		cleaner.setPauseFactor(0);
+	}
+
+	@Test
 	void batchSizeMustBePositive() {
 		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
 		assertThatIllegalArgumentException().isThrownBy(() -> cleaner.setBatchSize(0));
+	}
+
+	// every delete statement takes at least 200 ms and logs when it ended
+	private void slowDownDeletes() {
+		this.jdbc.execute("CREATE TABLE cleanup_batches (at timestamptz NOT NULL)");
+		this.jdbc.execute("CREATE FUNCTION slow_delete() RETURNS trigger LANGUAGE plpgsql AS $$ "
+				+ "BEGIN PERFORM pg_sleep(0.2); RETURN NULL; END $$");
+		this.jdbc.execute("CREATE FUNCTION log_delete() RETURNS trigger LANGUAGE plpgsql AS $$ "
+				+ "BEGIN INSERT INTO cleanup_batches VALUES (clock_timestamp()); RETURN NULL; END $$");
+		this.jdbc.execute("CREATE TRIGGER slow_delete BEFORE DELETE ON idempotency_record "
+				+ "FOR EACH STATEMENT EXECUTE FUNCTION slow_delete()");
+		this.jdbc.execute("CREATE TRIGGER log_delete AFTER DELETE ON idempotency_record "
+				+ "FOR EACH STATEMENT EXECUTE FUNCTION log_delete()");
 	}
 
 	private void insert(String prefix, String status, String lease, String expiry, int rows) {
