@@ -14,8 +14,11 @@
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   AB_PG_DATABASE [httpbench_ab] (created if missing; its tables are dropped at the end)
 #   AB_OUT [idempotency-sample-payments/target/httpbench-ab]
-# Prints one table: per case, the median over the rounds of each version's req/s, p50, and
-# the median of the per-round ratio after/before.
+# Prints two tables: per case, the median over the rounds of each version's req/s, p50, and
+# the median of the per-round ratio after/before; and the CPU time per request of the
+# application's JVM and of the PostgreSQL server processes, read from /proc around each run,
+# with the median of the per-round ratio after/before (steadier than req/s on a shared host:
+# it does not depend on how the scheduler shares the cores between wrk and the servers).
 set -euo pipefail
 
 MODULE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -100,7 +103,7 @@ if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname 
 fi
 
 # one JVM per version and store mode
-declare -A PORTS
+declare -A PORTS APP_PIDS
 port=18090
 for version in a b; do
 	for mode in "${MODES[@]}"; do
@@ -117,6 +120,7 @@ for version in a b; do
 			--spring.datasource.hikari.maximum-pool-size=16 \
 			> "$OUT/app-$version-$mode.log" 2>&1 &
 		PIDS+=($!)
+		APP_PIDS[$version-$mode]=$!
 	done
 done
 
@@ -149,16 +153,37 @@ for mode in "${MODES[@]}"; do
 	esac
 done
 
+proc_ticks() { # user + system clock ticks of the given processes (gone ones count 0)
+	local total=0 pid fields
+	for pid in "$@"; do
+		fields=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
+		fields=${fields##*) }
+		read -r -a f <<< "$fields"
+		total=$((total + f[11] + f[12]))
+	done
+	echo "$total"
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
 measure() { # pass round version case connections threads duration
 	local pass=$1 round=$2 version=$3 spec=$4 connections=$5 threads=$6 duration=$7
 	local name mode path key output result
 	IFS='|' read -r name mode path key <<< "$spec"
+	local app_pid=${APP_PIDS[$version-$mode]} app_before pg_before pg_pids
+	pg_pids=$(pgrep -d ' ' -x postgres || true)
+	app_before=$(proc_ticks "$app_pid")
+	# shellcheck disable=SC2086
+	pg_before=$(proc_ticks $pg_pids)
 	output=$(BENCH_KEY=$key BENCH_RUN="$RUN_ID-$pass-$round-$version-${name%% *}" \
 		wrk -t"$threads" -c"$connections" -d"${duration}s" -s "$LUA" \
 		"http://127.0.0.1:${PORTS[$version-$mode]}$path" 2>&1 || true)
 	result=$(grep '^RESULT' <<< "$output" || true)
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$version" "$name" "$result" \
-		"$(cut -d' ' -f1 /proc/loadavg)" >> "$RESULTS"
+	local app_us pg_us
+	app_us=$((($(proc_ticks "$app_pid") - app_before) * TICK_US))
+	# shellcheck disable=SC2086
+	pg_us=$((($(proc_ticks $pg_pids) - pg_before) * TICK_US))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pass" "$round" "$version" "$name" "$result" \
+		"$(cut -d' ' -f1 /proc/loadavg)" "$app_us" "$pg_us" >> "$RESULTS"
 	echo "  $pass round $round ${LABELS[$version]}  $name: $result"
 }
 
@@ -196,16 +221,19 @@ import collections
 import statistics
 import sys
 
-rows = collections.defaultdict(dict)  # (pass, round, case) -> version -> (rps, p50 ms, errors)
+# (pass, round, case) -> version -> (rps, p50 ms, errors, p99 ms, JVM us/request, PostgreSQL us/request)
+rows = collections.defaultdict(dict)
 order = []
 for line in open(sys.argv[1]):
-    pass_, round_, version, case, result, _load = line.rstrip("\n").split("\t")
+    pass_, round_, version, case, result, _load, app_us, pg_us = line.rstrip("\n").split("\t")
     if pass_ == "warmup" or not result:
         continue
     fields = dict(f.split("=") for f in result.split()[1:])
-    rps = int(fields["requests"]) / (int(fields["duration_us"]) / 1e6)
+    requests = max(1, int(fields["requests"]))
+    rps = requests / (int(fields["duration_us"]) / 1e6)
     errors = int(fields["non2xx"]) + int(fields["socket_errors"])
-    rows[(pass_, round_, case)][version] = (rps, int(fields["p50_us"]) / 1000, errors)
+    rows[(pass_, round_, case)][version] = (rps, int(fields["p50_us"]) / 1000, errors, int(fields["p99_us"]) / 1000,
+                                            int(app_us) / requests, int(pg_us) / requests)
     if (pass_, case) not in order:
         order.append((pass_, case))
 print("\n".join(l.rstrip() for l in open(sys.argv[2])))
@@ -221,4 +249,19 @@ for pass_, case in order:
     print(f"| {pass_} | {case} | {med([v['a'][0] for v in pairs]):,.0f} | {med([v['b'][0] for v in pairs]):,.0f} "
           f"| {med(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | {med([v['a'][1] for v in pairs]):.2f} "
           f"| {med([v['b'][1] for v in pairs]):.2f} | {sum(v['a'][2] + v['b'][2] for v in pairs)} |")
+print()
+print("| pass | case | JVM us/req before | after | after/before (median, range) | PostgreSQL us/req before | after "
+      "| after/before | p99 ms before | after |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for pass_, case in order:
+    pairs = [v for (p, _, c), v in rows.items() if p == pass_ and c == case and "a" in v and "b" in v]
+    if not pairs:
+        continue
+    med = lambda xs: statistics.median(xs)
+    jvm = [v["b"][4] / v["a"][4] for v in pairs if v["a"][4] > 0]
+    pg = [v["b"][5] / v["a"][5] for v in pairs if v["a"][5] > 0]
+    ratio = lambda xs: f"{med(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "-"
+    print(f"| {pass_} | {case} | {med([v['a'][4] for v in pairs]):.0f} | {med([v['b'][4] for v in pairs]):.0f} "
+          f"| {ratio(jvm)} | {med([v['a'][5] for v in pairs]):.0f} | {med([v['b'][5] for v in pairs]):.0f} "
+          f"| {ratio(pg)} | {med([v['a'][3] for v in pairs]):.2f} | {med([v['b'][3] for v in pairs]):.2f} |")
 PY

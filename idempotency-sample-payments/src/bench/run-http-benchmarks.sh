@@ -16,6 +16,7 @@
 #   BENCH_ROUNDS [3]  BENCH_DURATION [10] (s, c=16)  BENCH_C1_DURATION [5] (s, c=1)
 #   BENCH_WARMUP [5] (s per endpoint)  BENCH_HEAP [512m]  BENCH_JFR [0] (1: JFR profile per JVM)
 #   BENCH_REDIS_SERVER [redis-server]  BENCH_REDIS_PORT [16379] (a private server is started there)
+#   BENCH_REDIS_CLUSTER [0] (1: a private Redis Cluster of 3 masters on BENCH_REDIS_PORT and the next two ports)
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   BENCH_PG_DATABASE [httpbench] (created if missing; its bench tables are dropped at the end)
 #   BENCH_OUT [idempotency-sample-payments/target/httpbench]
@@ -35,6 +36,7 @@ WARMUP=${BENCH_WARMUP:-5}
 HEAP=${BENCH_HEAP:-512m}
 REDIS_SERVER=${BENCH_REDIS_SERVER:-redis-server}
 REDIS_PORT=${BENCH_REDIS_PORT:-16379}
+REDIS_CLUSTER=${BENCH_REDIS_CLUSTER:-0}
 PG_HOST=${BENCH_PG_HOST:-127.0.0.1}
 PG_PORT=${BENCH_PG_PORT:-5432}
 PG_USER=${BENCH_PG_USER:-postgres}
@@ -78,14 +80,67 @@ if [[ $BUILD == 1 ]]; then
 fi
 CLASSPATH=$MODULE/target/test-classes:$MODULE/target/classes:$(cat "$OUT/classpath.txt")
 
-# a private Redis: its INFO commandstats count this benchmark's commands only
-if redis-cli -p "$REDIS_PORT" ping > /dev/null 2>&1; then
-	echo "Port $REDIS_PORT is taken: set BENCH_REDIS_PORT to a free port" >&2
-	exit 1
+# a private Redis: its INFO commandstats count this benchmark's commands only; in cluster
+# mode three masters, whose counts are summed
+if [[ $REDIS_CLUSTER == 1 ]]; then
+	REDIS_PORTS=("$REDIS_PORT" $((REDIS_PORT + 1)) $((REDIS_PORT + 2)))
+else
+	REDIS_PORTS=("$REDIS_PORT")
 fi
-"$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
-	--logfile "$OUT/redis.log" &
-PIDS+=($!)
+for port in "${REDIS_PORTS[@]}"; do
+	if redis-cli -p "$port" ping > /dev/null 2>&1; then
+		echo "Port $port is taken: set BENCH_REDIS_PORT to a free port" >&2
+		exit 1
+	fi
+done
+REDIS_PIDS=()
+if [[ $REDIS_CLUSTER == 1 ]]; then
+	rm -f "$OUT"/nodes-*.conf
+	for port in "${REDIS_PORTS[@]}"; do
+		"$REDIS_SERVER" --port "$port" --cluster-enabled yes --cluster-config-file "$OUT/nodes-$port.conf" \
+			--cluster-node-timeout 5000 --save "" --appendonly no --bind 127.0.0.1 --dir "$OUT" \
+			--logfile "$OUT/redis-$port.log" &
+		PIDS+=($!)
+		REDIS_PIDS+=($!)
+	done
+	for i in "${!REDIS_PORTS[@]}"; do
+		port=${REDIS_PORTS[$i]}
+		for _ in $(seq 1 40); do
+			redis-cli -p "$port" ping > /dev/null 2>&1 && break
+			kill -0 "${REDIS_PIDS[$i]}" 2> /dev/null || break
+			sleep 0.25
+		done
+		redis-cli -p "$port" ping > /dev/null 2>&1 \
+			|| { echo "the Redis node on port $port did not start: $OUT/redis-$port.log" >&2; exit 1; }
+	done
+	redis-cli --cluster create "${REDIS_PORTS[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes \
+		> "$OUT/redis-cluster-create.log" 2>&1 \
+		|| { echo "redis-cli --cluster create failed: $OUT/redis-cluster-create.log" >&2; exit 1; }
+	# every node must see the whole cluster: the application may ask any of them for the slots
+	for port in "${REDIS_PORTS[@]}"; do
+		state=
+		for _ in $(seq 1 60); do
+			state=$(redis-cli -p "$port" cluster info 2> /dev/null | tr -d '\r' \
+				| awk -F: '$1 == "cluster_state" || $1 == "cluster_slots_assigned" { printf "%s ", $2 }')
+			[[ $state == "ok 16384 " ]] && break
+			sleep 0.5
+		done
+		[[ $state == "ok 16384 " ]] || { echo "the Redis Cluster is not ready after 30 s (node $port:" \
+			"cluster_state and cluster_slots_assigned = ${state:-none}): $OUT/redis-$port.log" >&2; exit 1; }
+	done
+	REDIS_NODES=$(printf '127.0.0.1:%s,' "${REDIS_PORTS[@]}")
+	REDIS_NODES=${REDIS_NODES%,}
+	REDIS_ARGS=(--spring.data.redis.cluster.nodes="$REDIS_NODES")
+	REDIS_DESCRIPTION="cluster of 3 masters on ports ${REDIS_NODES//127.0.0.1:/}"
+else
+	"$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
+		--logfile "$OUT/redis.log" &
+	PIDS+=($!)
+	REDIS_PIDS+=($!)
+	REDIS_ARGS=(--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT")
+	REDIS_DESCRIPTION="single server on port $REDIS_PORT"
+fi
+echo "Redis: $REDIS_DESCRIPTION"
 # a database of its own: pg_stat_database counts this benchmark's transactions only
 if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") ]]; then
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
@@ -100,12 +155,11 @@ declare -A CLAIMS=([redis]=durable [tiered]=durable [jdbc]=durable [lookup]=look
 declare -A TRANSACTIONAL=([redis]=false [tiered]=false [jdbc]=false [lookup]=false [tx]=true [jdbctx]=true)
 read -r -a APPS <<< "${BENCH_APPS:-redis tiered jdbc lookup tx jdbctx}"
 declare -A APP_PIDS=()
-REDIS_PID=${PIDS[0]}
 for app in "${APPS[@]}"; do
 	[[ -n ${PORTS[$app]:-} ]] || { echo "unknown application in BENCH_APPS: $app" >&2; exit 2; }
 	jfr=()
 	if [[ ${BENCH_JFR:-0} == 1 ]]; then
-		jfr=(-XX:StartFlightRecording=filename=$OUT/$app.jfr,settings=profile)
+		jfr=("-XX:StartFlightRecording=filename=$OUT/$app.jfr,settings=profile")
 	fi
 	java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch "${jfr[@]}" -cp "$CLASSPATH" \
 		dev.idempotency.sample.bench.HttpBenchApplication \
@@ -114,7 +168,7 @@ for app in "${APPS[@]}"; do
 		--idempotency.redis.key-prefix="httpbench:$app:" \
 		--idempotency.jdbc.table-name="httpbench_idem_$app" \
 		--idempotency.policies.tx.transactional="${TRANSACTIONAL[$app]}" \
-		--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
+		"${REDIS_ARGS[@]}" \
 		--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
 		--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
 		--spring.datasource.hikari.maximum-pool-size="${POOLS[$app]}" \
@@ -194,16 +248,23 @@ cpu_snapshot() { # "app redis postgres busy" clock ticks; busy is every non-idle
 	pg_pids=$(pgrep -d ' ' -x postgres || true)
 	busy=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat)
 	# shellcheck disable=SC2086
-	echo "$(proc_ticks "$app_pid") $(proc_ticks "$REDIS_PID") $(proc_ticks $pg_pids) $busy"
+	echo "$(proc_ticks "$app_pid") $(proc_ticks "${REDIS_PIDS[@]}") $(proc_ticks $pg_pids) $busy"
 }
 
 lettuce_calls() { # "OPERATION=count ..." of the Redis commands the application has sent
 	python3 "$MODULE/src/bench/httpbench-lettuce.py" "$1" 2> /dev/null || true
 }
 
-redis_calls() { # "cmd=calls ..." of every command but INFO
-	redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' \
-		| awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { sub("cmdstat_", "", $1); printf "%s=%s ", $1, $3 }'
+redis_calls() { # "cmd=calls ..." of every command but INFO, summed over the Redis nodes
+	local port
+	for port in "${REDIS_PORTS[@]}"; do
+		redis-cli -p "$port" INFO commandstats
+	done | tr -d '\r' | awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" {
+		sub("cmdstat_", "", $1)
+		if (!($1 in calls)) order[n++] = $1
+		calls[$1] += $3
+	}
+	END { for (i = 0; i < n; i++) printf "%s=%.0f ", order[i], calls[order[i]] }'
 }
 pg_counts() { # transactions (every library statement runs in a transaction of its own), rows written
 	# asked from another database, so that asking does not move the counters; retried, as a
@@ -297,5 +358,6 @@ done
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
 	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
 	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP"
+	[[ $REDIS_CLUSTER != 1 ]] || echo "# Redis: $REDIS_DESCRIPTION"
 } > "$OUT/environment.txt"
 python3 "$MODULE/src/bench/httpbench-report.py" "$RESULTS" "$OUT/environment.txt" | tee "$OUT/report.md"
