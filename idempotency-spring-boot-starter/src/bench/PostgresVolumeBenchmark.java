@@ -302,6 +302,16 @@ public final class PostgresVolumeBenchmark {
 			return Math.min(this.count.get(), this.values.length);
 		}
 
+		long p99() {
+			int n = count();
+			if (n == 0) {
+				return 0;
+			}
+			long[] sorted = Arrays.copyOf(this.values, n);
+			Arrays.sort(sorted);
+			return sorted[(int) (n * 0.99)];
+		}
+
 		String summary() {
 			int n = count();
 			if (n == 0) {
@@ -340,6 +350,14 @@ public final class PostgresVolumeBenchmark {
 
 		private final Samples outsideCleanup;
 
+		// from the end of the first cleanup run on, which deletes what expired during the
+		// baseline phase (the JVM and the caches warm by then as well)
+		private final Samples steadyDuring;
+
+		private final Samples steadyBetween;
+
+		private volatile boolean steady;
+
 		private final AtomicLong pairs = new AtomicLong();
 
 		private final AtomicLong failures = new AtomicLong();
@@ -363,6 +381,8 @@ public final class PostgresVolumeBenchmark {
 			this.baseline = new Samples(settings.rate * settings.baselineSeconds * 2);
 			this.duringCleanup = new Samples(settings.rate * settings.seconds * 2);
 			this.outsideCleanup = new Samples(settings.rate * settings.seconds * 2);
+			this.steadyDuring = new Samples(settings.rate * settings.seconds * 2);
+			this.steadyBetween = new Samples(settings.rate * settings.seconds * 2);
 		}
 
 		void run() throws Exception {
@@ -427,6 +447,11 @@ public final class PostgresVolumeBenchmark {
 			System.out.println("acquire without cleanup (baseline phase): " + this.baseline.summary());
 			System.out.println("acquire while a cleanup ran:              " + this.duringCleanup.summary());
 			System.out.println("acquire between cleanup runs:             " + this.outsideCleanup.summary());
+			System.out.println("steady state, from the end of the first cleanup run:");
+			System.out.println("acquire while a cleanup ran:              " + this.steadyDuring.summary());
+			System.out.println("acquire between cleanup runs:             " + this.steadyBetween.summary());
+			System.out.printf(Locale.ROOT, "p99 while a cleanup ran / p99 between runs: %.2f%n",
+					this.steadyDuring.p99() / (double) Math.max(1, this.steadyBetween.p99()));
 			System.out.printf(Locale.ROOT, "failures %,d%n", this.failures.get());
 		}
 
@@ -456,9 +481,15 @@ public final class PostgresVolumeBenchmark {
 					}
 					else if (cleaningAtStart || cleaningAtEnd) {
 						this.duringCleanup.add(micros);
+						if (this.steady) {
+							this.steadyDuring.add(micros);
+						}
 					}
 					else {
 						this.outsideCleanup.add(micros);
+						if (this.steady) {
+							this.steadyBetween.add(micros);
+						}
 					}
 					if (!(result instanceof AcquireResult.Acquired) || !this.store.complete(key, token, RESPONSE, ttl)) {
 						this.failures.incrementAndGet();
@@ -493,6 +524,7 @@ public final class PostgresVolumeBenchmark {
 				finally {
 					this.cleanupNanos.addAndGet(System.nanoTime() - before);
 					this.cleaning.set(false);
+					this.steady = true;
 				}
 			}
 		}
