@@ -272,10 +272,10 @@ public final class ScaleBenchmark {
 	private void fillPostgresql(DataSet dataSet) throws SQLException {
 		String insert = """
 				INSERT INTO %s (id, scope, idem_key, fingerprint, status, owner_token, created_at,
-					lease_expires_at, expires_at, response)
+					lease_expires_at, expires_at, response, purge_after)
 				SELECT sha256(convert_to(?, 'UTF8') || decode('00', 'hex') || convert_to('k-' || g, 'UTF8')),
-					?, 'k-' || g, ?, 'C', gen_random_uuid(), now(), NULL, now() + ? * INTERVAL '1 millisecond', ?
-				FROM generate_series(?, ?) AS g
+					?, 'k-' || g, ?, 'C', gen_random_uuid(), now(), NULL, e, ?, e
+				FROM (SELECT g, now() + ? * INTERVAL '1 millisecond' AS e FROM generate_series(?, ?) AS g) AS s
 				""".formatted(dataSet.table);
 		try (Connection connection = this.dataSource.getConnection();
 				PreparedStatement statement = connection.prepareStatement(insert)) {
@@ -283,8 +283,8 @@ public final class ScaleBenchmark {
 				statement.setString(1, SCOPE);
 				statement.setString(2, SCOPE);
 				statement.setBytes(3, FINGERPRINT.toByteArray());
-				statement.setLong(4, TTL.toMillis());
-				statement.setBytes(5, this.encodedResponse);
+				statement.setBytes(4, this.encodedResponse);
+				statement.setLong(5, TTL.toMillis());
 				statement.setInt(6, start);
 				statement.setInt(7, Math.min(dataSet.count, start + SQL_BATCH - 1));
 				statement.executeUpdate();

@@ -61,12 +61,28 @@ public class JdbcIdempotencyCleaner {
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyCleaner.class);
 
+	// Rows are found by purge_after, which the store keeps at or past expires_at and
+	// which, unlike expires_at, a completion within the lease leaves unchanged. The
+	// expiry and the lease are checked again on the row all the same.
 	private static final String DELETE_EXPIRED = """
 			DELETE FROM %TABLE%
 			WHERE id IN (
 				SELECT id FROM %TABLE%
-				WHERE expires_at <= now() AND NOT (status = 'P' AND lease_expires_at > now())
-				ORDER BY expires_at
+				WHERE purge_after <= now() AND expires_at <= now() AND NOT (status = 'P' AND lease_expires_at > now())
+				ORDER BY purge_after
+				LIMIT :batchSize
+				FOR UPDATE SKIP LOCKED)
+			""";
+
+	// Rows without purge_after (written before the column existed, or by an older
+	// version of the library during a rolling upgrade) get one from their expiry, once,
+	// so that the delete finds them.
+	private static final String SCHEDULE_UNSCHEDULED = """
+			UPDATE %TABLE%
+			SET purge_after = GREATEST(expires_at, lease_expires_at)
+			WHERE id IN (
+				SELECT id FROM %TABLE%
+				WHERE purge_after IS NULL
 				LIMIT :batchSize
 				FOR UPDATE SKIP LOCKED)
 			""";
@@ -74,6 +90,8 @@ public class JdbcIdempotencyCleaner {
 	private final JdbcOperationRunner jdbc;
 
 	private volatile String deleteExpired = TableName.parse(TableName.DEFAULT).substitute(DELETE_EXPIRED);
+
+	private volatile String scheduleUnscheduled = TableName.parse(TableName.DEFAULT).substitute(SCHEDULE_UNSCHEDULED);
 
 	private volatile int batchSize = DEFAULT_BATCH_SIZE;
 
@@ -95,7 +113,9 @@ public class JdbcIdempotencyCleaner {
 	 * schema-qualified SQL identifier
 	 */
 	public void setTableName(String tableName) {
-		this.deleteExpired = TableName.parse(tableName).substitute(DELETE_EXPIRED);
+		TableName table = TableName.parse(tableName);
+		this.deleteExpired = table.substitute(DELETE_EXPIRED);
+		this.scheduleUnscheduled = table.substitute(SCHEDULE_UNSCHEDULED);
 	}
 
 	/**
@@ -129,7 +149,9 @@ public class JdbcIdempotencyCleaner {
 
 	/**
 	 * Delete every record that has expired, batch after batch, until a batch comes back
-	 * short, pausing between batches as {@link #setPauseFactor(double)} says. An
+	 * short, pausing between batches as {@link #setPauseFactor(double)} says. Rows that
+	 * have no {@code purge_after} yet (written before the column existed, or by an older
+	 * version of the library) first get one from their expiry, in batches as well. An
 	 * interrupt during a pause ends the call early, with the interrupt status kept; the
 	 * next call deletes the rest.
 	 * @return the number of rows this call deleted
@@ -137,23 +159,36 @@ public class JdbcIdempotencyCleaner {
 	 * deleted by earlier batches stay deleted
 	 */
 	public int purgeExpired() {
-		String sql = this.deleteExpired;
+		int scheduled = inBatches(this.scheduleUnscheduled);
+		if (scheduled > 0 && logger.isDebugEnabled()) {
+			logger.debug("Set when to delete " + scheduled + " idempotency record(s) written without it");
+		}
+		if (Thread.currentThread().isInterrupted()) {
+			return 0;
+		}
+		int deleted = inBatches(this.deleteExpired);
+		if (deleted > 0 && logger.isDebugEnabled()) {
+			logger.debug("Deleted " + deleted + " expired idempotency record(s)");
+		}
+		return deleted;
+	}
+
+	// runs the statement until it changes fewer rows than a batch, pausing in between;
+	// returns how many rows it changed in all
+	private int inBatches(String sql) {
 		int batchSize = this.batchSize;
 		double pauseFactor = this.pauseFactor;
 		int total = 0;
-		int deleted;
+		int changed;
 		do {
 			long start = System.nanoTime();
-			deleted = this.jdbc.execute("cleanup", (client) -> client.sql(sql).param("batchSize", batchSize).update());
-			total += deleted;
-			if (deleted == batchSize && !pause((long) ((System.nanoTime() - start) * pauseFactor))) {
+			changed = this.jdbc.execute("cleanup", (client) -> client.sql(sql).param("batchSize", batchSize).update());
+			total += changed;
+			if (changed == batchSize && !pause((long) ((System.nanoTime() - start) * pauseFactor))) {
 				break;
 			}
 		}
-		while (deleted == batchSize);
-		if (total > 0 && logger.isDebugEnabled()) {
-			logger.debug("Deleted " + total + " expired idempotency record(s)");
-		}
+		while (changed == batchSize);
 		return total;
 	}
 

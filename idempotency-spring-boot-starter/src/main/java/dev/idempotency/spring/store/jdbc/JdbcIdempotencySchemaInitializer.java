@@ -51,10 +51,11 @@ import org.springframework.jdbc.datasource.init.ScriptUtils;
  * by default), so its migrations never mix with the application's, even in the same
  * schema and even when the application uses Flyway too. A schema that already holds other
  * objects is baselined at version 0, below the library's first migration, so that every
- * migration of the library still runs there. Without Flyway every script runs at each
- * start-up: the scripts create and change objects only if that was not done yet
- * ({@code IF NOT EXISTS}), so running them again changes nothing, and a table created by
- * hand from the documented DDL is adopted either way.
+ * migration of the library still runs there. Without Flyway the scripts run at each
+ * start-up, the first (which creates the table) only when the table is missing: they
+ * create and change objects only if that was not done yet ({@code IF NOT EXISTS}), so
+ * running them again changes nothing, and a table created by hand from the documented DDL
+ * is adopted either way.
  * <p>
  * Run it before the store is used, and after the application's own Flyway migration if
  * the application has one: Flyway refuses by default to migrate a non-empty schema that
@@ -206,7 +207,7 @@ public class JdbcIdempotencySchemaInitializer {
 			how = executed + " migration(s) by Flyway, history table '" + getHistoryTable() + "'";
 		}
 		else {
-			runScripts(connection);
+			runScripts(connection, existed);
 			if (existed) {
 				logger.debug("Idempotency table '" + this.table + "' is up to date");
 				return;
@@ -220,7 +221,7 @@ public class JdbcIdempotencySchemaInitializer {
 		}
 	}
 
-	private void runScripts(Connection connection) throws SQLException {
+	private void runScripts(Connection connection, boolean existed) throws SQLException {
 		String schema = this.table.schema();
 		if (schema != null) {
 			try (Statement statement = connection.createStatement()) {
@@ -228,6 +229,11 @@ public class JdbcIdempotencySchemaInitializer {
 			}
 		}
 		for (Resource script : scriptResources()) {
+			// the first script creates the table and its first indexes: on a table that
+			// exists, it would put back an index that a later script dropped
+			if (existed && version(script) == 1) {
+				continue;
+			}
 			ScriptUtils.executeSqlScript(connection,
 					new ByteArrayResource(render(script).getBytes(StandardCharsets.UTF_8), script.getDescription()));
 		}

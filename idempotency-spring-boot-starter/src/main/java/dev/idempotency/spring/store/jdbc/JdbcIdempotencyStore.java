@@ -139,9 +139,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private static final String ACQUIRE = """
 			WITH ins AS (
 				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
-					created_at, lease_expires_at, expires_at)
+					created_at, lease_expires_at, expires_at, purge_after)
 				VALUES (:id, :scope, :key, :fingerprint, 'P', :owner, now(),
-					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond')
+					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
+					now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond')
 				ON CONFLICT (id) DO NOTHING
 				RETURNING 1
 			)
@@ -168,9 +169,10 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 				SELECT pg_try_advisory_xact_lock(:lockKey) AS held
 			), ins AS (
 				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
-					created_at, lease_expires_at, expires_at)
+					created_at, lease_expires_at, expires_at, purge_after)
 				SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
-					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond'
+					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
+					now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
 				FROM guard WHERE guard.held
 				ON CONFLICT (id) DO NOTHING
 				RETURNING 1
@@ -197,7 +199,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			UPDATE %TABLE%
 			SET fingerprint = :fingerprint, status = 'P', owner_token = :owner, response = NULL,
 				created_at = now(), lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
-				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL
+				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL,
+				purge_after = now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
 			WHERE id = :id AND owner_token = :seenOwner
 				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = :fingerprint
 					AND (:atOnce OR takeover_at <= now())))
@@ -213,12 +216,19 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			""";
 
 	// A completion retried by the same owner after a lost reply finds the row already
-	// completed with its token: that is a success, not a fencing.
+	// completed with its token: that is a success, not a fencing. A completion within
+	// the lease, with the claim's time to live, leaves purge_after as the claim set it
+	// (past the new expiry), so that it changes no indexed column and PostgreSQL can
+	// make it a heap-only (HOT) update: no new index entries. A shorter time to live
+	// brings purge_after forward to the new expiry.
 	private static final String COMPLETE = """
 			WITH upd AS (
 				UPDATE %TABLE%
 				SET status = 'C', response = :response, lease_expires_at = NULL,
-					expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL
+					expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL,
+					purge_after = CASE WHEN now() + :ttlMillis * INTERVAL '1 millisecond' < expires_at
+						THEN now() + :ttlMillis * INTERVAL '1 millisecond'
+						ELSE GREATEST(purge_after, now() + :ttlMillis * INTERVAL '1 millisecond') END
 				WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
 				RETURNING 1
 			)
@@ -233,15 +243,16 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private static final String COMPLETE_UNCLAIMED = """
 			WITH ups AS (
 				INSERT INTO %TABLE% AS t (id, scope, idem_key, fingerprint, status, owner_token, created_at,
-					lease_expires_at, expires_at, response)
+					lease_expires_at, expires_at, response, purge_after)
 				VALUES (:id, :scope, :key, :fingerprint, 'C', :owner, now(), NULL,
-					now() + :ttlMillis * INTERVAL '1 millisecond', :response)
+					now() + :ttlMillis * INTERVAL '1 millisecond', :response, now() + :ttlMillis * INTERVAL '1 millisecond')
 				ON CONFLICT (id) DO UPDATE
 				SET scope = EXCLUDED.scope, idem_key = EXCLUDED.idem_key, fingerprint = EXCLUDED.fingerprint,
 					status = 'C', owner_token = EXCLUDED.owner_token,
 					created_at = CASE WHEN t.expires_at <= now() THEN now() ELSE t.created_at END,
 					lease_expires_at = NULL, expires_at = EXCLUDED.expires_at, response = EXCLUDED.response,
-					takeover_at = NULL
+					takeover_at = NULL, purge_after = CASE WHEN EXCLUDED.expires_at < t.expires_at
+						THEN EXCLUDED.purge_after ELSE GREATEST(t.purge_after, EXCLUDED.purge_after) END
 				WHERE t.expires_at <= now() OR (t.owner_token = EXCLUDED.owner_token AND t.status = 'P')
 				RETURNING 1
 			)
@@ -260,7 +271,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	private static final String EXTEND = """
 			UPDATE %TABLE%
 			SET lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
-				expires_at = GREATEST(expires_at, now() + :leaseMillis * INTERVAL '1 millisecond'), takeover_at = NULL
+				expires_at = GREATEST(expires_at, now() + :leaseMillis * INTERVAL '1 millisecond'), takeover_at = NULL,
+				purge_after = GREATEST(purge_after, expires_at, now() + :leaseMillis * INTERVAL '1 millisecond')
 			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
 			""";
 

@@ -49,7 +49,9 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  */
 class JdbcIdempotencyCleanerIT {
 
-	// rows are written directly: a row per state the cleaner must tell apart
+	// rows are written directly: a row per state the cleaner must tell apart, without
+	// purge_after as an older release wrote them; insert(...) then sets purge_after to
+	// the expiry, as the current store does (at or past it)
 	private static final String INSERT_ROWS = """
 			INSERT INTO idempotency_record (id, scope, idem_key, fingerprint, status, owner_token, created_at,
 				lease_expires_at, expires_at, response)
@@ -134,15 +136,62 @@ class JdbcIdempotencyCleanerIT {
 	}
 
 	@Test
+	void givesRowsWrittenWithoutPurgeAfterOneFromTheirExpiryAndDeletesThoseThatExpired() {
+		insertAsOlderRelease("old-expired-", "C", null, "-1 minute", 25);
+		insertAsOlderRelease("old-abandoned-", "P", "-2 minutes", "-1 minute", 5);
+		insertAsOlderRelease("old-live-", "C", null, "1 hour", 20);
+		insertAsOlderRelease("old-leased-past-expiry-", "P", "1 minute", "-1 minute", 3);
+		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
+		cleaner.setBatchSize(7);
+		assertThat(cleaner.purgeExpired()).isEqualTo(30);
+		assertThat(count("old-expired-%") + count("old-abandoned-%")).isZero();
+		assertThat(this.jdbc.queryForList("SELECT idem_key FROM idempotency_record WHERE purge_after IS NULL"
+				+ " OR purge_after <> GREATEST(expires_at, lease_expires_at)", String.class))
+			.isEmpty();
+		assertThat(count("old-live-%")).isEqualTo(20);
+		assertThat(count("old-leased-past-expiry-%")).isEqualTo(3);
+		// once the lease has lapsed, the row goes at the next run
+		this.jdbc.update("UPDATE idempotency_record SET lease_expires_at = now() - INTERVAL '1 second',"
+				+ " purge_after = now() - INTERVAL '1 second' WHERE idem_key LIKE 'old-leased-past-expiry-%'");
+		assertThat(cleaner.purgeExpired()).isEqualTo(3);
+		assertThat(count("old-live-%")).isEqualTo(20);
+	}
+
+	@Test
+	void neverDeletesALiveRowWhateverItsPurgeAfterSays() {
+		// a row an older release completed late, after the current one had claimed it
+		insert("live-completed-", "C", null, "1 hour", 10);
+		insert("leased-processing-", "P", "1 minute", "1 hour", 10);
+		this.jdbc.update("UPDATE idempotency_record SET purge_after = now() - INTERVAL '1 minute'");
+		assertThat(new JdbcIdempotencyCleaner(this.database.dataSource()).purgeExpired()).isZero();
+		assertThat(count("live-completed-%")).isEqualTo(10);
+		assertThat(count("leased-processing-%")).isEqualTo(10);
+	}
+
+	@Test
+	void keepsAnExpiredRowUntilItsPurgeAfterAndThenDeletesIt() {
+		// a completed record stays up to one lease past its expiry: it behaves as absent
+		insert("expired-", "C", null, "-1 minute", 10);
+		this.jdbc.update("UPDATE idempotency_record SET purge_after = now() + INTERVAL '1 hour'");
+		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
+		assertThat(cleaner.purgeExpired()).isZero();
+		this.jdbc.update("UPDATE idempotency_record SET purge_after = now() - INTERVAL '1 second'");
+		assertThat(cleaner.purgeExpired()).isEqualTo(10);
+	}
+
+	@Test
 	void cleansACustomTable() {
 		JdbcIdempotencySchemaInitializer initializer = new JdbcIdempotencySchemaInitializer(this.database.dataSource());
 		initializer.setTableName("payment_keys");
 		initializer.initialize();
 		this.jdbc.update(INSERT_ROWS.replace("idempotency_record", "payment_keys"), "old-", "old-", "C", null,
 				"-1 minute", "C", 10);
+		this.jdbc.update(INSERT_ROWS.replace("idempotency_record", "payment_keys"), "new-", "new-", "C", null,
+				"-1 minute", "C", 5);
+		this.jdbc.update("UPDATE payment_keys SET purge_after = expires_at WHERE idem_key LIKE 'new-%'");
 		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(this.database.dataSource());
 		cleaner.setTableName("payment_keys");
-		assertThat(cleaner.purgeExpired()).isEqualTo(10);
+		assertThat(cleaner.purgeExpired()).isEqualTo(15);
 	}
 
 	@Test
@@ -220,6 +269,12 @@ class JdbcIdempotencyCleanerIT {
 	}
 
 	private void insert(String prefix, String status, String lease, String expiry, int rows) {
+		insertAsOlderRelease(prefix, status, lease, expiry, rows);
+		this.jdbc.update("UPDATE idempotency_record SET purge_after = GREATEST(expires_at, lease_expires_at)"
+				+ " WHERE idem_key LIKE ? || '%'", prefix);
+	}
+
+	private void insertAsOlderRelease(String prefix, String status, String lease, String expiry, int rows) {
 		this.jdbc.update(INSERT_ROWS, prefix, prefix, status, lease, expiry, status, rows);
 	}
 

@@ -20,9 +20,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -36,7 +39,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.core.io.ByteArrayResource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.init.ScriptUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -77,7 +82,8 @@ class JdbcIdempotencySchemaInitializerIT {
 	void createsTheTableInAnEmptySchema() {
 		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
 		assertThat(tables()).containsExactlyInAnyOrder("idempotency_record", "idempotency_schema_history");
-		assertThat(indexes()).contains("idempotency_record_pkey", "idempotency_record_expires_at_idx");
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
+				"idempotency_record_purge_after_idx");
 	}
 
 	@Test
@@ -93,7 +99,7 @@ class JdbcIdempotencySchemaInitializerIT {
 		assertThat(tables()).containsExactlyInAnyOrder("payment", "flyway_schema_history", "idempotency_record",
 				"idempotency_schema_history");
 		// the library's version 1 ran although the application is at version 2 already
-		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL", "3:SQL");
 		assertThat(history("flyway_schema_history")).containsExactly("1:SQL", "2:SQL");
 		// the application's Flyway still validates and sees nothing of the library
 		Flyway again = applicationFlyway(APPLICATION_MIGRATIONS);
@@ -129,14 +135,15 @@ class JdbcIdempotencySchemaInitializerIT {
 					idem_key text NOT NULL,
 					response bytea)""");
 		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
-		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL");
-		assertThat(indexes()).contains("idempotency_record_expires_at_idx");
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL", "3:SQL");
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
+				"idempotency_record_purge_after_idx");
 		assertThat(
 				this.jdbc.queryForList(
 						"SELECT column_name FROM information_schema.columns "
 								+ "WHERE table_schema = current_schema() AND table_name = 'idempotency_record'",
 						String.class))
-			.contains("takeover_at");
+			.contains("takeover_at", "purge_after");
 	}
 
 	@Test
@@ -153,7 +160,7 @@ class JdbcIdempotencySchemaInitializerIT {
 			new JdbcIdempotencySchemaInitializer(pool).initialize();
 			assertThat(pool.getHikariPoolMXBean().getTotalConnections()).isEqualTo(1);
 		}
-		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL", "3:SQL");
 		assertThat(tables()).containsExactlyInAnyOrder("idempotency_record", "idempotency_schema_history");
 	}
 
@@ -177,7 +184,7 @@ class JdbcIdempotencySchemaInitializerIT {
 			thread.join();
 		}
 		assertThat(failures).isEmpty();
-		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL", "3:SQL");
 	}
 
 	@Test
@@ -201,11 +208,74 @@ class JdbcIdempotencySchemaInitializerIT {
 		}
 		assertThat(failures).isEmpty();
 		assertThat(tables()).containsExactly("idempotency_record");
-		assertThat(indexes()).contains("idempotency_record_pkey", "idempotency_record_expires_at_idx");
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
+				"idempotency_record_purge_after_idx");
 		assertThat(columns(this.database.schema())).contains("takeover_at timestamp with time zone null");
 		// adding Flyway later adopts the table and records the library's history
 		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
-		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL");
+		assertThat(history("idempotency_schema_history")).containsExactly("0:BASELINE", "1:SQL", "2:SQL", "3:SQL");
+	}
+
+	@Test
+	void upgradesATableOfTheSecondVersionWithItsRowsByFlyway() {
+		// the library's history at version 2, as the release before purge_after left it
+		Flyway.configure(getClass().getClassLoader())
+			.dataSource(this.database.dataSource())
+			.locations(JdbcIdempotencySchemaInitializer.LOCATION)
+			.table(JdbcIdempotencySchemaInitializer.DEFAULT_HISTORY_TABLE)
+			.placeholders(Map.of("table_name", "idempotency_record", "table_simple_name", "idempotency_record"))
+			.target("2")
+			.load()
+			.migrate();
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey", "idempotency_record_expires_at_idx");
+		insertRowsOfTheSecondVersion();
+
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL", "3:SQL");
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
+				"idempotency_record_purge_after_idx");
+		assertRowsOfTheSecondVersionCleanedUp();
+	}
+
+	@Test
+	void upgradesATableOfTheSecondVersionWithItsRowsWithoutFlywayAndKeepsItThatWay() throws SQLException {
+		List<String> scripts = new JdbcIdempotencySchemaInitializer(this.database.dataSource()).getScripts();
+		try (Connection connection = this.database.dataSource().getConnection()) {
+			for (String script : scripts.subList(0, 2)) {
+				ScriptUtils.executeSqlScript(connection,
+						new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8)));
+			}
+		}
+		insertRowsOfTheSecondVersion();
+
+		for (int i = 0; i < 3; i++) {
+			// the first script, run again, would put the index on expires_at back
+			withoutFlyway(new JdbcIdempotencySchemaInitializer(this.database.dataSource())).initialize();
+			assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
+					"idempotency_record_purge_after_idx");
+		}
+		assertRowsOfTheSecondVersionCleanedUp();
+	}
+
+	// a completed record that expired a minute ago and one that lives for another hour
+	private void insertRowsOfTheSecondVersion() {
+		this.jdbc.update("""
+				INSERT INTO idempotency_record (id, scope, idem_key, fingerprint, status, owner_token, created_at,
+					lease_expires_at, expires_at, response)
+				SELECT sha256(convert_to(k, 'UTF8')), 'tenant', k, sha256('fp'), 'C', gen_random_uuid(),
+					now() - INTERVAL '1 day', NULL, now() + e, '\\x01'::bytea
+				FROM (VALUES ('expired', INTERVAL '-1 minute'), ('live', INTERVAL '1 hour')) AS r (k, e)""");
+	}
+
+	private void assertRowsOfTheSecondVersionCleanedUp() {
+		assertThat(this.jdbc.queryForObject("SELECT count(*) FROM idempotency_record WHERE purge_after IS NULL",
+				Integer.class))
+			.isEqualTo(2);
+		assertThat(new JdbcIdempotencyCleaner(this.database.dataSource()).purgeExpired()).isOne();
+		assertThat(this.jdbc.queryForList("SELECT idem_key FROM idempotency_record WHERE purge_after = expires_at",
+				String.class))
+			.containsExactly("live");
 	}
 
 	@Test
@@ -275,8 +345,8 @@ class JdbcIdempotencySchemaInitializerIT {
 	}
 
 	private List<String> indexes() {
-		return this.jdbc.queryForList("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()",
-				String.class);
+		return this.jdbc.queryForList("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+				+ " AND tablename = 'idempotency_record'", String.class);
 	}
 
 	private List<String> history(String table) {
