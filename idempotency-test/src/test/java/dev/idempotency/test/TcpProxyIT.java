@@ -123,6 +123,9 @@ class TcpProxyIT {
 	void pauseHoldsBytesOnLiveAndNewConnectionsUntilResumed() throws Exception {
 		try (Socket live = connect()) {
 			assertThat(roundTrip(live, "before")).isEqualTo("before");
+			// the proxy counts a chunk once it has written it, so the echo may come back
+			// before the count is up to date
+			awaitBytesToTarget("before".length());
 			long forwarded = this.proxy.bytesToTarget();
 			this.proxy.pause();
 			assertThat(this.proxy.isPaused()).isTrue();
@@ -213,6 +216,14 @@ class TcpProxyIT {
 	private static void send(Socket socket, String message) throws IOException {
 		socket.getOutputStream().write(message.getBytes(StandardCharsets.US_ASCII));
 		socket.getOutputStream().flush();
+	}
+
+	private void awaitBytesToTarget(long count) throws InterruptedException {
+		long deadline = System.nanoTime() + 5_000_000_000L;
+		while (this.proxy.bytesToTarget() < count && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		assertThat(this.proxy.bytesToTarget()).isEqualTo(count);
 	}
 
 	private void awaitHeldChunks(int count) throws InterruptedException {
