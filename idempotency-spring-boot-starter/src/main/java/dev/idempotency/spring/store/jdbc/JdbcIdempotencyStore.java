@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -40,6 +41,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.StoreDurations;
 import dev.idempotency.spring.store.UnclaimedCompletion;
+import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -47,7 +49,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.ResultSetExtractor;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.jdbc.core.simple.JdbcClient.StatementSpec;
 
 /**
  * {@link IdempotencyStore} backed by one PostgreSQL table (see
@@ -433,9 +434,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		Statements statements = this.statements;
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
-		return this.jdbc.execute("acquire", (client) -> {
+		return this.jdbc.run("acquire", (operation) -> {
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				AcquireResult result = attemptAcquire(client, statements, claim, guarded);
+				AcquireResult result = attemptAcquire(operation, statements, claim, guarded);
 				if (result != null) {
 					return result;
 				}
@@ -445,31 +446,21 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		});
 	}
 
-	private @Nullable AcquireResult attemptAcquire(JdbcClient client, Statements statements, Claim claim,
-			boolean guarded) {
-		StatementSpec statement = guarded
-				? client.sql(statements.acquireGuarded).param("lockKey", statements.lockKey(claim.id()))
-				: client.sql(statements.acquire);
-		Optional<ClaimRow> row = statement.param("id", claim.id())
-			.param("scope", claim.key().scope())
-			.param("key", claim.key().key())
-			.param("fingerprint", claim.fingerprintBytes())
-			.param("owner", claim.owner())
-			.param("leaseMillis", claim.leaseMillis())
-			.param("ttlMillis", claim.ttlMillis())
-			.query(guarded ? GUARDED_CLAIM_ROW : CLAIM_ROW)
-			.optional();
-		if (row.isEmpty()) {
+	private @Nullable AcquireResult attemptAcquire(Operation operation, Statements statements, Claim claim,
+			boolean guarded) throws SQLException {
+		ClaimRow row = claim(operation, statements, claim, guarded);
+		if (row == null) {
 			// the conflicting row was committed after our snapshot: look again
 			return null;
 		}
-		if (row.get() == HeldElsewhere.ROW) {
+		if (row == HeldElsewhere.ROW) {
 			// a claim not yet committed, or one being made: its lease is unknown
 			return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
 		}
-		if (!(row.get() instanceof ExistingRecord existing)) {
+		if (!(row instanceof ExistingRecord existing)) {
 			return new AcquireResult.Acquired(claim.token());
 		}
+		JdbcClient client = operation.client();
 		boolean sameFingerprint = claim.fingerprint().equals(existing.fingerprint());
 		if (existing.expired() || (existing.processing() && sameFingerprint && existing.lapsed())) {
 			if (existing.expired() || !this.confirmTakeover || existing.takeoverDue()) {
@@ -488,6 +479,24 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		}
 		return new AcquireResult.Replay(decode(existing.response(), claim.key()), toInstant(existing.expiresAt()),
 				timeToLive(existing.ttlMillis()));
+	}
+
+	// the claim statement, on plain JDBC (see the class comment): the row it returns, or
+	// null when it returned none
+	private static @Nullable ClaimRow claim(Operation operation, Statements statements, Claim claim, boolean guarded)
+			throws SQLException {
+		try (PreparedStatement statement = guarded
+				? operation.prepare(statements.acquireGuarded, statements.lockKey(claim.id()), claim.id(),
+						claim.key().scope(), claim.key().key(), claim.fingerprintBytes(), claim.owner(),
+						claim.leaseMillis(), claim.ttlMillis())
+				: operation.prepare(statements.acquire, claim.id(), claim.key().scope(), claim.key().key(),
+						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis());
+				ResultSet rows = statement.executeQuery()) {
+			if (!rows.next()) {
+				return null;
+			}
+			return guarded ? GUARDED_CLAIM_ROW.mapRow(rows, 0) : CLAIM_ROW.mapRow(rows, 0);
+		}
 	}
 
 	private @Nullable AcquireResult takeOver(JdbcClient client, Statements statements, Claim claim, UUID seenOwner) {
@@ -526,14 +535,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		byte[] encoded = this.codec.encode(response);
-		String sql = this.statements.complete;
-		return this.jdbc.execute("complete",
-				(client) -> client.sql(sql)
-					.param("id", id)
-					.param("owner", owner)
-					.param("response", encoded)
-					.param("ttlMillis", ttlMillis)
-					.query(FIRST_ROW_TRUE));
+		PositionalStatement complete = this.statements.complete;
+		return this.jdbc.run("complete", (operation) -> {
+			try (PreparedStatement statement = operation.prepare(complete, id, owner, encoded, ttlMillis);
+					ResultSet rows = statement.executeQuery()) {
+				return rows.next() && rows.getBoolean(1);
+			}
+		});
 	}
 
 	/**
@@ -758,9 +766,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		private final TableName table;
 
-		private final String acquire;
+		private final PositionalStatement acquire;
 
-		private final String acquireGuarded;
+		private final PositionalStatement acquireGuarded;
 
 		// mixed into a key's advisory lock: one key in two tables takes two locks
 		private final long lockSalt;
@@ -769,7 +777,7 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		private final String scheduleTakeover;
 
-		private final String complete;
+		private final PositionalStatement complete;
 
 		private final String completeUnclaimed;
 
@@ -783,12 +791,14 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		Statements(TableName table) {
 			this.table = table;
-			this.acquire = table.substitute(ACQUIRE);
-			this.acquireGuarded = table.substitute(ACQUIRE_GUARDED);
+			this.acquire = new PositionalStatement(table.substitute(ACQUIRE), "id", "scope", "key", "fingerprint",
+					"owner", "leaseMillis", "ttlMillis");
+			this.acquireGuarded = new PositionalStatement(table.substitute(ACQUIRE_GUARDED), "lockKey", "id", "scope",
+					"key", "fingerprint", "owner", "leaseMillis", "ttlMillis");
 			this.lockSalt = fnv1a(table.qualifiedName());
 			this.takeOver = table.substitute(TAKE_OVER);
 			this.scheduleTakeover = table.substitute(SCHEDULE_TAKEOVER);
-			this.complete = table.substitute(COMPLETE);
+			this.complete = new PositionalStatement(table.substitute(COMPLETE), "id", "owner", "response", "ttlMillis");
 			this.completeUnclaimed = table.substitute(COMPLETE_UNCLAIMED);
 			this.release = table.substitute(RELEASE);
 			this.extend = table.substitute(EXTEND);

@@ -17,6 +17,7 @@
 package dev.idempotency.spring.store.jdbc;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Objects;
 import java.util.function.Function;
@@ -25,12 +26,14 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.TransactionalClaims;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.AbstractDataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLExceptionSubclassTranslator;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -50,7 +53,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * takeover) runs on that one connection, which is back in the pool when the operation
  * returns. When the pool hands out connections with auto-commit disabled, the operation
  * is committed explicitly. The client turns each statement's named parameters into JDBC
- * placeholders once, not on every call ({@link PreparedOnceJdbcTemplate}).
+ * placeholders once, not on every call ({@link PreparedOnceJdbcTemplate}). The same
+ * connection serves statements run on plain JDBC ({@link Operation#prepare}), for the
+ * statements of every first request (see {@link JdbcIdempotencyStore}).
  * <p>
  * A new transaction per operation ({@code PROPAGATION_REQUIRES_NEW}) would give the same
  * isolation, but a {@code COMMIT} round trip per operation on top of the statement's own,
@@ -114,14 +119,27 @@ final class JdbcOperationRunner {
 	 * @throws IdempotencyStoreException if the database or the pool fails
 	 */
 	<T> T execute(String operation, Function<JdbcClient, T> work) {
+		return run(operation, (statements) -> work.apply(statements.client()));
+	}
+
+	/**
+	 * Run one operation on a connection of its own, with its statements run through the
+	 * operation's client or on plain JDBC.
+	 * @param <T> the result type
+	 * @param operation the name of the operation, for the exception message
+	 * @param work the statements of the operation
+	 * @return the result of the work
+	 * @throws IdempotencyStoreException if the database or the pool fails
+	 */
+	<T> T run(String operation, Work<T> work) {
 		if (TransactionalClaims.isActive()) {
-			return executeInTransaction(operation, work);
+			return runInTransaction(operation, work);
 		}
 		try (Connection connection = this.dataSource.getConnection()) {
 			boolean autoCommit = connection.getAutoCommit();
 			TransactionSynchronizationManager.bindResource(this.operationConnections, new ConnectionHolder(connection));
 			try {
-				T result = work.apply(this.client);
+				T result = work.run(new Operation(connection, this.client, null));
 				if (!autoCommit) {
 					connection.commit();
 				}
@@ -147,14 +165,17 @@ final class JdbcOperationRunner {
 
 	// the transactional mode: the statements run on the connection of the transaction,
 	// which commits or rolls them back with the application's own work
-	private <T> T executeInTransaction(String operation, Function<JdbcClient, T> work) {
-		if (!(TransactionSynchronizationManager.getResource(this.dataSource) instanceof ConnectionHolder)) {
+	private <T> T runInTransaction(String operation, Work<T> work) {
+		if (!(TransactionSynchronizationManager.getResource(this.dataSource) instanceof ConnectionHolder holder)) {
 			throw new IdempotencyStoreException("PostgreSQL " + operation
 					+ " failed: the transaction active on the thread holds no connection of the store's DataSource,"
 					+ " so the claim could not commit with it");
 		}
 		try {
-			return work.apply(this.joiningClient);
+			return work.run(new Operation(holder.getConnection(), this.joiningClient, this.dataSource));
+		}
+		catch (SQLException ex) {
+			throw failure(operation, ex, ex);
 		}
 		catch (DataAccessException ex) {
 			throw failure(operation, ex.getMostSpecificCause(), ex);
@@ -172,6 +193,77 @@ final class JdbcOperationRunner {
 		catch (SQLException ex) {
 			failure.addSuppressed(ex);
 		}
+	}
+
+	/**
+	 * The statements of one operation.
+	 *
+	 * @param <T> the result type
+	 */
+	@FunctionalInterface
+	interface Work<T> {
+
+		/**
+		 * Run the operation's statements.
+		 * @param operation the operation's connection and client
+		 * @return the result
+		 * @throws SQLException if a statement run on plain JDBC fails
+		 */
+		T run(Operation operation) throws SQLException;
+
+	}
+
+	/**
+	 * The connection of one operation: its own, or the transaction's in the transactional
+	 * mode. Statements run through {@link #client()} or, prepared by {@link #prepare}, on
+	 * plain JDBC; either way on the same connection.
+	 */
+	static final class Operation {
+
+		private final Connection connection;
+
+		private final JdbcClient client;
+
+		// the transaction's data source, whose time-out applies to each statement
+		private final @Nullable DataSource transactionDataSource;
+
+		Operation(Connection connection, JdbcClient client, @Nullable DataSource transactionDataSource) {
+			this.connection = connection;
+			this.client = client;
+			this.transactionDataSource = transactionDataSource;
+		}
+
+		/**
+		 * Return a client whose statements run on the operation's connection.
+		 * @return the client
+		 */
+		JdbcClient client() {
+			return this.client;
+		}
+
+		/**
+		 * Prepare a statement on the operation's connection, with its values bound and,
+		 * in a transaction with a time-out, the transaction's remaining time as its query
+		 * time-out (as the client applies it).
+		 * @param statement the statement
+		 * @param values the values of its parameters, in their declared order
+		 * @return the prepared statement, for the caller to run and close
+		 * @throws SQLException if the driver fails
+		 */
+		PreparedStatement prepare(PositionalStatement statement, Object... values) throws SQLException {
+			PreparedStatement prepared = statement.prepare(this.connection, values);
+			if (this.transactionDataSource != null) {
+				try {
+					DataSourceUtils.applyTransactionTimeout(prepared, this.transactionDataSource);
+				}
+				catch (SQLException | RuntimeException ex) {
+					prepared.close();
+					throw ex;
+				}
+			}
+			return prepared;
+		}
+
 	}
 
 	/**

@@ -17,6 +17,7 @@
 package dev.idempotency.spring.store.jdbc;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.List;
@@ -24,6 +25,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.TransactionalClaims;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,6 +40,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
@@ -178,6 +181,101 @@ class JdbcOperationRunnerIT {
 		String untypedAgain = runner.execute("select",
 				(client) -> client.sql(select).param("value", 9).query(String.class).single());
 		assertThat(List.of(untyped, typed, untypedAgain)).containsExactly("7", "8", "9");
+	}
+
+	@Test
+	void plainStatementRunsOnTheOperationsConnectionWithEachValueInEveryPlaceOfItsName() {
+		CountingDataSource counting = new CountingDataSource(database.dataSource());
+		JdbcOperationRunner runner = new JdbcOperationRunner(counting.dataSource());
+		PositionalStatement insert = new PositionalStatement(
+				"INSERT INTO runner_row (id) VALUES (:first), (:second * 10 + :first)", "second", "first");
+		Integer count = runner.run("insert", (operation) -> {
+			try (PreparedStatement statement = operation.prepare(insert, 2, 1)) {
+				statement.executeUpdate();
+			}
+			// the client sees the row: the same connection
+			return operation.client().sql("SELECT count(*) FROM runner_row").query(Integer.class).single();
+		});
+		assertThat(count).isEqualTo(2);
+		assertThat(counting.takeConnections()).isOne();
+		assertThat(counting.openConnections()).isZero();
+		assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
+		assertThat(idsSeenByAnotherConnection()).containsExactly(1, 21);
+	}
+
+	@Test
+	void failedPlainStatementIsAStoreExceptionCausedByTheDriversAndIsRolledBack() {
+		CountingDataSource counting = new CountingDataSource(manualCommit(database.dataSource()));
+		JdbcOperationRunner runner = new JdbcOperationRunner(counting.dataSource());
+		PositionalStatement insert = new PositionalStatement("INSERT INTO runner_row (id) VALUES (:id)", "id");
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> runner.run("insert", (operation) -> {
+				try (PreparedStatement statement = operation.prepare(insert, 1)) {
+					statement.executeUpdate();
+				}
+				try (PreparedStatement statement = operation.prepare(insert, 1)) {
+					return statement.executeUpdate();
+				}
+			}))
+			.withMessageStartingWith("PostgreSQL insert failed: ERROR: duplicate key value")
+			.withCauseInstanceOf(SQLException.class);
+		assertThat(idsSeenByAnotherConnection()).isEmpty();
+		assertThat(counting.openConnections()).isZero();
+		assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
+	}
+
+	@Test
+	void plainStatementInTheTransactionalModeJoinsTheTransactionAndItsTimeout() {
+		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
+		PositionalStatement insert = new PositionalStatement("INSERT INTO runner_row (id) VALUES (:id)", "id");
+		PositionalStatement sleep = new PositionalStatement("SELECT pg_sleep(:seconds)", "seconds");
+		TransactionTemplate transaction = new TransactionTemplate(
+				new DataSourceTransactionManager(database.dataSource()));
+		transaction.executeWithoutResult((status) -> {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+				runner.run("insert", (operation) -> {
+					try (PreparedStatement statement = operation.prepare(insert, 1)) {
+						return statement.executeUpdate();
+					}
+				});
+			}
+			assertThat(idsSeenByAnotherConnection()).isEmpty();
+			status.setRollbackOnly();
+		});
+		assertThat(idsSeenByAnotherConnection()).isEmpty();
+		// a statement outliving the transaction's time-out is cancelled by the server,
+		// as one run through the client would be
+		transaction.setTimeout(1);
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> transaction.executeWithoutResult((status) -> {
+				try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+					runner.run("sleep", (operation) -> {
+						try (PreparedStatement statement = operation.prepare(sleep, 30.0)) {
+							return statement.execute();
+						}
+					});
+				}
+			}))
+			.withMessageContaining("cancel");
+	}
+
+	@Test
+	void positionalStatementChecksItsDeclaredParameters() {
+		assertThat(new PositionalStatement("SELECT :a::text || :b || :a", "a", "b").sql())
+			.isEqualTo("SELECT ?::text || ? || ?");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PositionalStatement("SELECT :a, :b", "a"))
+			.withMessageContaining("not declared");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PositionalStatement("SELECT :a", "a", "b"))
+			.withMessage("Parameter 'b' is not used by the statement");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PositionalStatement("SELECT :a", "a", "a"))
+			.withMessage("Parameter 'a' is declared twice");
+		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
+		PositionalStatement select = new PositionalStatement("SELECT :a", "a");
+		assertThatIllegalArgumentException().isThrownBy(() -> runner.run("select", (operation) -> {
+			try (PreparedStatement statement = operation.prepare(select, 1, 2)) {
+				return statement.execute();
+			}
+		})).withMessage("Statement takes 1 values, but 2 were given");
 	}
 
 	@Test
