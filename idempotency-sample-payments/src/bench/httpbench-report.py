@@ -27,7 +27,8 @@ TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 # (label, numerator, denominator, budget or None)
 RATIOS = [
     ("(3) redis first / (2) raw Redis", "3", "2", 0.95),
-    ("(6) tiered first / (5) raw tiered", "6", "5", 0.95),
+    ("(6) tiered first / (5d) raw tiered, durable claim", "6", "5d", 0.95),
+    ("(6) tiered first / (5) raw tiered, lookup work", "6", "5", None),
     ("(4) redis replay / (1) bare", "4", "1", 1.0),
     ("(4) redis replay / (2b) raw Redis GET", "4", "2b", None),
     ("(7) payment @Idempotent / payment, redis mode", "7i", "7", 0.72),

@@ -101,6 +101,14 @@ PIDS+=($!)
 if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") ]]; then
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
 fi
+# Each application creates the benchmark's tables as it starts (HttpBenchApplication), with
+# CREATE TABLE IF NOT EXISTS, which two sessions racing on a missing table can fail (a duplicate
+# key in pg_type): create them before the applications start, as the versions compared define them.
+"${PSQL[@]}" -d "$PG_DB" \
+	-c "CREATE TABLE IF NOT EXISTS httpbench_payment (id BIGSERIAL PRIMARY KEY, account TEXT NOT NULL,
+		amount BIGINT NOT NULL, currency TEXT NOT NULL, reference TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())" \
+	-c "CREATE TABLE IF NOT EXISTS httpbench_raw_record (id TEXT PRIMARY KEY, value BYTEA NOT NULL,
+		expires_at TIMESTAMPTZ NOT NULL)"
 
 # one JVM per version and store mode
 declare -A PORTS APP_PIDS

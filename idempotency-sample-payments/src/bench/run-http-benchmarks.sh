@@ -207,6 +207,7 @@ ENDPOINTS=(
 	"3 redis first|redis|/idem|unique|redis=2 pg=0 pgw=0"
 	"4 redis replay|redis|/idem/replay|$RUN_ID-replay|redis=1 pg=0 pgw=0"
 	"5 raw tiered|tiered|/raw/tiered|unique|redis=2 pg=2 pgw=1"
+	"5d raw tiered, durable claim|tiered|/raw/tiered-durable|unique|redis=2 pg=2 pgw=2"
 	"6 tiered first|tiered|/idem|unique|redis<=2 pg<=2 pgw<=1"
 	"6r tiered replay|tiered|/idem/replay|$RUN_ID-replay|redis=1 pg=0 pgw=0"
 	"7 payment|redis|/payment|none|redis=0 pg=1 pgw=1"

@@ -49,7 +49,10 @@ import org.springframework.web.bind.annotation.RestController;
  * <li>{@code /idem/replay}: the same with a policy whose TTL outlasts the benchmark, for
  * the hot replays of one key (4).</li>
  * <li>{@code /raw/tiered}: by hand, the Redis commands of {@code /raw/redis} plus one
- * PostgreSQL primary-key read and one insert (5).</li>
+ * PostgreSQL primary-key read and one insert (5): the work of the lookup claim.</li>
+ * <li>{@code /raw/tiered-durable}: by hand, the work of the durable claim: the Redis
+ * claim, a PostgreSQL claim insert ({@code ON CONFLICT DO NOTHING}), the completion's
+ * update, each statement committed on its own, then the Redis write (5d).</li>
  * <li>{@code /payment} and {@code /payment/idem}: one PostgreSQL transaction that inserts
  * a payment, without and with {@code @Idempotent} (7).</li>
  * <li>{@code /payment/idem-tx}: the same under the {@code tx} policy, which the tiered
@@ -125,6 +128,25 @@ class BenchController {
 			Receipt receipt = Receipt.of(request);
 			this.jdbc.update("INSERT INTO httpbench_raw_record (id, value, expires_at)"
 					+ " VALUES (?, ?, now() + interval '30 seconds')", key, HttpBenchApplication.STORED_VALUE);
+			store(connection, redisKey);
+			return receipt;
+		}
+	}
+
+	@PostMapping("/raw/tiered-durable")
+	@ResponseStatus(HttpStatus.CREATED)
+	Receipt rawTieredDurable(@RequestBody PaymentRequest request, @RequestHeader("Idempotency-Key") String key) {
+		byte[] redisKey = rawKey(key);
+		try (RedisConnection connection = this.redis.getConnection()) {
+			claim(connection, redisKey);
+			int claimed = this.jdbc.update("INSERT INTO httpbench_raw_record (id, value, expires_at)"
+					+ " VALUES (?, '\\x00'::bytea, now() + interval '30 seconds') ON CONFLICT (id) DO NOTHING", key);
+			if (claimed != 1) {
+				throw new IllegalStateException("Key " + key + " was used before");
+			}
+			Receipt receipt = Receipt.of(request);
+			this.jdbc.update("UPDATE httpbench_raw_record SET value = ?, expires_at = now() + interval '30 seconds'"
+					+ " WHERE id = ?", HttpBenchApplication.STORED_VALUE, key);
 			store(connection, redisKey);
 			return receipt;
 		}

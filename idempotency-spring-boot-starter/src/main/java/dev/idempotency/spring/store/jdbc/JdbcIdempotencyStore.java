@@ -69,6 +69,17 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * {@link JdbcClient}, which sees the operation's own connection only, never one that a
  * transaction manager bound to the thread.
  * <p>
+ * <b>Plain JDBC where it pays.</b> The two statements of every first request, the claim
+ * and the completion, run on plain JDBC instead ({@link PositionalStatement}: the same
+ * named-parameter text, turned into JDBC text once and bound by position on the same
+ * connection). Measured with the HTTP benchmark's A/B harness, the {@code JdbcClient}
+ * path cost the tiered first request about 5% of its throughput and of the
+ * application's CPU time against hand-written JDBC (docs/benchmarks.md, "The
+ * restructuring's tiered cost"); on plain JDBC, the application's CPU time per tiered
+ * first request fell from 342 to 317 us and its throughput rose by 7% (same harness,
+ * "Plain JDBC for the claim and the completion"). The rarer statements (takeover,
+ * release, extension, lookups, the cleanup) stay on the client.
+ * <p>
  * <b>Transactional mode.</b> While a thread's store operations join its transaction
  * ({@link dev.idempotency.spring.store.TransactionalClaims}), they run on the
  * transaction's connection instead, uncommitted until the application's own work commits:
@@ -100,9 +111,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * This class is thread-safe once configured; configure it (setters) before first use. No
  * argument may be {@code null}. Failures of the database or of the connection pool are
  * thrown as {@link IdempotencyStoreException}, caused by Spring's
- * {@link org.springframework.dao.DataAccessException} or by the pool's
- * {@link java.sql.SQLException}; connection and socket time-outs are those of the
- * {@link DataSource}.
+ * {@link org.springframework.dao.DataAccessException}, or by the
+ * {@link java.sql.SQLException} of the pool or, for the claim and the completion, of the
+ * driver; connection and socket time-outs are those of the {@link DataSource}.
  *
  * @author Idempotency contributors
  * @since 0.1.0
