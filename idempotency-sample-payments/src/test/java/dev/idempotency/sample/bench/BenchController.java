@@ -139,8 +139,10 @@ class BenchController {
 		byte[] redisKey = rawKey(key);
 		try (RedisConnection connection = this.redis.getConnection()) {
 			claim(connection, redisKey);
-			int claimed = this.jdbc.update("INSERT INTO httpbench_raw_record (id, value, expires_at)"
-					+ " VALUES (?, '\\x00'::bytea, now() + interval '30 seconds') ON CONFLICT (id) DO NOTHING", key);
+			int claimed = this.jdbc.update(
+					"INSERT INTO httpbench_raw_record (id, value, expires_at)"
+							+ " VALUES (?, '\\x00'::bytea, now() + interval '30 seconds') ON CONFLICT (id) DO NOTHING",
+					key);
 			if (claimed != 1) {
 				throw new IllegalStateException("Key " + key + " was used before");
 			}

@@ -73,12 +73,12 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * and the completion, run on plain JDBC instead ({@link PositionalStatement}: the same
  * named-parameter text, turned into JDBC text once and bound by position on the same
  * connection). Measured with the HTTP benchmark's A/B harness, the {@code JdbcClient}
- * path cost the tiered first request about 5% of its throughput and of the
- * application's CPU time against hand-written JDBC (docs/benchmarks.md, "The
- * restructuring's tiered cost"); on plain JDBC, the application's CPU time per tiered
- * first request fell from 342 to 317 us and its throughput rose by 7% (same harness,
- * "Plain JDBC for the claim and the completion"). The rarer statements (takeover,
- * release, extension, lookups, the cleanup) stay on the client.
+ * path cost the tiered first request about 5% of its throughput and of the application's
+ * CPU time against hand-written JDBC (docs/benchmarks.md, "The restructuring's tiered
+ * cost"); on plain JDBC, the application's CPU time per tiered first request fell from
+ * 342 to 317 us and its throughput rose by 7% (same harness, "Plain JDBC for the claim
+ * and the completion"). The rarer statements (takeover, release, extension, lookups, the
+ * cleanup) stay on the client.
  * <p>
  * <b>Transactional mode.</b> While a thread's store operations join its transaction
  * ({@link dev.idempotency.spring.store.TransactionalClaims}), they run on the
