@@ -11,6 +11,8 @@
 # Environment (defaults in brackets):
 #   AB_ROUNDS [6]  AB_DURATION [6] (s, c=16)  AB_C1_DURATION [4] (s, c=1)  AB_WARMUP [8] (s)
 #   AB_HEAP [512m]  AB_MODES ["redis tiered"]  AB_REDIS_PORT [16380] (a private server)
+#   AB_CASES [all] (an extended regular expression on the case names, "^(1|3|4) " say: more
+#   rounds of fewer cases in the same time)
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   AB_PG_DATABASE [httpbench_ab] (created if missing; its tables are dropped at the end)
 #   AB_OUT [idempotency-sample-payments/target/httpbench-ab]
@@ -160,6 +162,14 @@ for mode in "${MODES[@]}"; do
 		*) echo "unknown mode in AB_MODES: $mode" >&2; exit 2 ;;
 	esac
 done
+if [[ -n ${AB_CASES:-} ]]; then
+	selected=()
+	for spec in "${CASES[@]}"; do
+		[[ ${spec%%|*} =~ $AB_CASES ]] && selected+=("$spec")
+	done
+	((${#selected[@]} > 0)) || { echo "AB_CASES matches no case of AB_MODES: $AB_CASES" >&2; exit 2; }
+	CASES=("${selected[@]}")
+fi
 
 proc_ticks() { # user + system clock ticks of the given processes (gone ones count 0)
 	local total=0 pid fields
