@@ -22,9 +22,9 @@ import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 
 /**
- * The value a record key holds in Redis, named once for Java; the Lua side names the same
- * layout once in the scripts' prelude, {@code record.lua}. Offsets here count from 0,
- * positions there from 1, as each language counts.
+ * The value a record key holds in Redis, named here once for Java and for the Lua
+ * scripts, into whose text {@link RedisRecordScripts} writes the positions (from 1, as
+ * Lua counts) and the state letters. Offsets here count from 0.
  *
  * <pre>
  * offset 0     1              17             33             49             81             97

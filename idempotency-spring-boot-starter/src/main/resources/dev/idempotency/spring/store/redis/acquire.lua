@@ -27,15 +27,17 @@ if value then
 		return {-1}
 	end
 	-- a key reused with another request is misuse, whatever the state, until it expires
-	if record_fingerprint(value) ~= record_fingerprint(ARGV[1]) then
+	if string.sub(value, ${FINGERPRINT_AT}, ${FINGERPRINT_END})
+			~= string.sub(ARGV[1], ${FINGERPRINT_AT}, ${FINGERPRINT_END}) then
 		return {4}
 	end
-	if record_state(value) == COMPLETED then
+	if string.sub(value, ${STATE_AT}, ${STATE_AT}) == ${COMPLETED} then
 		return {2, value}
 	end
-	local floor = record_lease_floor(value)
+	-- nil unless digits
+	local floor = tonumber(string.sub(value, ${TIME_AT}, ${TIME_END}))
 	local pttl = redis.call('PTTL', key)
-	if #value ~= HEADER or not floor or pttl < 0 then
+	if #value ~= ${HEADER} or not floor or pttl < 0 then
 		return {-1}
 	end
 	if pttl > floor then

@@ -21,7 +21,7 @@ local header, state = owned_header(key, ARGV[1])
 if not header then
 	return state
 end
-if state == COMPLETED then
+if state == ${COMPLETED} then
 	return 1
 end
 local now = now_millis()
@@ -30,5 +30,8 @@ if not created then
 	return -1
 end
 local ttl = tonumber(ARGV[2])
-redis.call('SET', key, completed_record(header, now + ttl, created, ARGV[3]), 'PX', ttl)
+-- the claim TTL, the fingerprint and the owner stay; the state, the expiry and the creation
+-- time are new
+redis.call('SET', key, ${COMPLETED} .. digits(now + ttl) .. digits(created)
+	.. string.sub(header, ${CLAIM_TTL_AT}, ${HEADER}) .. ARGV[3], 'PX', ttl)
 return 1

@@ -21,7 +21,7 @@ local header, state = owned_header(key, ARGV[1])
 if not header then
 	return state
 end
-if state ~= PROCESSING then
+if state ~= ${PROCESSING} then
 	return 0
 end
 local created = created_at(key, header, now_millis())
@@ -35,5 +35,6 @@ if pttl < lease then
 	redis.call('PEXPIRE', key, lease)
 	pttl = lease
 end
-stamp_lease(key, pttl - lease, created)
+-- the lease floor and the creation time are adjacent: one SETRANGE (which counts from 0)
+redis.call('SETRANGE', key, ${TIME_AT} - 1, digits(pttl - lease) .. digits(created))
 return 1

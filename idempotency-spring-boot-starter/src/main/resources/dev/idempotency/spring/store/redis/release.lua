@@ -21,7 +21,7 @@ local header, state = owned_header(key, ARGV[1])
 if not header then
 	return state
 end
-if state ~= PROCESSING then
+if state ~= ${PROCESSING} then
 	return 0
 end
 redis.call('DEL', key)

@@ -18,16 +18,13 @@ package dev.idempotency.spring.store.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
  * Tests for {@link RedisRecordLayout}, and that the scripts' prelude names the same
@@ -105,27 +102,41 @@ class RedisRecordLayoutTests {
 	}
 
 	@Test
-	void preludeNamesTheSameLayout() {
-		String prelude = RedisRecordScripts.read(RedisRecordScripts.PRELUDE);
-		Map<String, Integer> numbers = new LinkedHashMap<>();
-		Matcher matcher = Pattern.compile("(?m)^local ([A-Z_]+) = (\\d+)$").matcher(prelude);
-		while (matcher.find()) {
-			numbers.put(matcher.group(1), Integer.valueOf(matcher.group(2)));
+	void scriptsReadTheLayoutInLuaPositions() {
+		// Lua counts from 1 and string.sub includes its end
+		assertThat(RedisRecordScripts.LAYOUT).containsEntry("STATE_AT", "1")
+			.containsEntry("TIME_AT", "2")
+			.containsEntry("TIME_END", "17")
+			.containsEntry("CREATED_AT", "18")
+			.containsEntry("CREATED_END", "33")
+			.containsEntry("CLAIM_TTL_AT", "34")
+			.containsEntry("CLAIM_TTL_END", "49")
+			.containsEntry("FINGERPRINT_AT", "50")
+			.containsEntry("FINGERPRINT_END", "81")
+			.containsEntry("OWNER_AT", "82")
+			.containsEntry("OWNER_END", "97")
+			.containsEntry("HEADER", "97")
+			.containsEntry("PROCESSING", "'P'")
+			.containsEntry("COMPLETED", "'C'")
+			.hasSize(15);
+	}
+
+	@Test
+	void everyPlaceholderOfEveryScriptIsReplaced() {
+		String complete = RedisRecordScripts.COMPLETE.getScriptAsString();
+		assertThat(complete).contains("string.sub(header, 34, 97)").contains("#header > 97");
+		for (var script : RedisRecordScripts.all()) {
+			assertThat(script.getScriptAsString()).doesNotContainPattern("\\$\\{[A-Z_]+}");
 		}
-		// Lua counts from 1
-		assertThat(numbers).containsEntry("STATE_AT", RedisRecordLayout.STATE_OFFSET + 1)
-			.containsEntry("TIME_AT", RedisRecordLayout.TIME_OFFSET + 1)
-			.containsEntry("CREATED_AT", RedisRecordLayout.CREATED_OFFSET + 1)
-			.containsEntry("CLAIM_TTL_AT", RedisRecordLayout.CLAIM_TTL_OFFSET + 1)
-			.containsEntry("FINGERPRINT_AT", RedisRecordLayout.FINGERPRINT_OFFSET + 1)
-			.containsEntry("OWNER_AT", RedisRecordLayout.OWNER_OFFSET + 1)
-			.containsEntry("HEADER", RedisRecordLayout.HEADER_LENGTH)
-			.containsEntry("TIME_DIGITS", RedisRecordLayout.TIME_DIGITS)
-			.containsEntry("FINGERPRINT_LENGTH", RequestFingerprint.LENGTH)
-			.containsEntry("OWNER_LENGTH", OwnerToken.LENGTH)
-			.hasSize(10);
-		assertThat(prelude).contains("local PROCESSING = '" + (char) RedisRecordLayout.PROCESSING + "'")
-			.contains("local COMPLETED = '" + (char) RedisRecordLayout.COMPLETED + "'");
+	}
+
+	@Test
+	void unknownPlaceholderFailsTheScript() {
+		assertThatIllegalStateException()
+			.isThrownBy(() -> RedisRecordScripts.withLayout("return string.sub(v, ${OWNER_START}, 2)", "broken"))
+			.withMessage("Lua script 'broken' names ${OWNER_START}, which the record layout lacks");
+		assertThat(RedisRecordScripts.withLayout("return ${HEADER} .. ${COMPLETED}", "fine"))
+			.isEqualTo("return 97 .. 'C'");
 	}
 
 	private static byte[] sequence(int length, int first) {
