@@ -74,8 +74,7 @@ import org.springframework.data.redis.core.types.Expiration;
  * or expiry, creation time, claim TTL, request fingerprint and owner token
  * ({@link OwnerToken#toBytes()}), times as 16 ASCII digits) followed, once completed, by
  * the response in the {@link StoredResponseCodec} form. The layout is drawn and named
- * once for Java, in {@code RedisRecordLayout}, and once for the scripts, in their shared
- * prelude {@code record.lua}.
+ * once, in {@code RedisRecordLayout}, which also gives the scripts its positions.
  * <p>
  * <b>Time.</b> The key's Redis TTL is the record's expiry: {@code max(ttl, lease)} of
  * {@link #acquire} while processing (so the record of a crashed owner disappears even if

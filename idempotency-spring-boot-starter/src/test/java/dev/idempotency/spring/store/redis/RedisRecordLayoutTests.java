@@ -27,8 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * Tests for {@link RedisRecordLayout}, and that the scripts' prelude names the same
- * layout.
+ * Tests for {@link RedisRecordLayout}, and for the layout as the scripts read it.
  *
  * @author Idempotency contributors
  */
