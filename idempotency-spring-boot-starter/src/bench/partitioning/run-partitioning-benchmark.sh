@@ -74,7 +74,10 @@ maintain() {
         what="$what deleted $(q -c "SELECT n_tup_del FROM pg_stat_user_tables WHERE relname = 'idem_rows'") in all"
       else
         dropped=0
-        for part in $(q "${vars[@]}" -f "$here/droppable-partitions.sql"); do
+        if ! candidates=$(q "${vars[@]}" -f "$here/droppable-partitions.sql"); then
+          what="$what FAILED to list the partitions"
+        fi
+        for part in $candidates; do
           if [[ $(q -c "SELECT coalesce(max(purge_after) <= now(), true) FROM $part") == t ]]; then
             q -c "ALTER TABLE idem_parts DETACH PARTITION $part CONCURRENTLY"
             q -c "DROP TABLE $part"
@@ -127,7 +130,7 @@ for layout in $PART_LAYOUTS; do
   pairs=$(grep -h '^number of transactions actually processed' "$PART_OUT/$layout-pgbench.txt" | awk '{print $NF}' | cut -d/ -f1)
   failed=$(grep -h '^number of failed transactions' "$PART_OUT/$layout-pgbench.txt" | awk '{print $5}')
   hz=$(getconf CLK_TCK)
-  echo "pairs $pairs, failed ${failed:-0}, machine CPU per pair $(( (ticks_after - ticks_before) * 1000000 / hz / pairs )) µs"
+  echo "pairs $pairs ($((pairs / PART_SECONDS)) a second of the $PART_RATE asked), failed ${failed:-0}, machine CPU per pair $(( (ticks_after - ticks_before) * 1000000 / hz / pairs )) µs"
   echo "maintenance runs (start, µs taken, what):"
   awk '{ printf "  +%d s  %d ms  %s\n", ($1 / 1000000) - '"$started"', ($2 - $1) / 1000, substr($0, index($0, $3)) }' \
     "$PART_OUT/$layout-maintenance.txt" 2>/dev/null || true
