@@ -5,7 +5,7 @@
 # pgbench claim and complete PART_RATE fresh keys a second for PART_SECONDS from PART_CLIENTS
 # connections, while a maintenance loop runs every PART_CLEANUP_INTERVAL seconds:
 #
-#   rows        the library's layout and cleanup (batches of 1,000 deletes with pauses),
+#   rows        the library's table (its migrations) and cleanup (batches of 1,000 deletes with pauses),
 #               from PART_BASELINE seconds on;
 #   partitions  a table partitioned by creation time, PART_WIDTH seconds per partition, whose
 #               claim is a function that takes an advisory lock on the key and looks for it in
@@ -23,9 +23,11 @@
 # and recreates the tables idem_rows and idem_parts* in it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+migrations=$here/../../main/resources/dev/idempotency/spring/store/jdbc/migration/postgresql
 
 : "${PGHOST:=127.0.0.1}" "${PGPORT:=5432}" "${PGUSER:=postgres}" "${PGDATABASE:=test}"
 export PGHOST PGPORT PGUSER PGDATABASE
+export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
 : "${PART_LAYOUTS:=rows partitions}"
 : "${PART_RATE:=2500}"
 : "${PART_TTL:=400}"
@@ -112,7 +114,19 @@ for layout in $PART_LAYOUTS; do
   echo "== $layout"
   rm -f "$PART_OUT/$layout"-*
   t0=$(date +%s)
-  q "${vars[@]}" -f "$here/$layout-schema.sql" >/dev/null
+  if [[ $layout == rows ]]; then
+    table=idem_rows
+    # the library's own table, from its migrations
+    q -c 'DROP TABLE IF EXISTS idem_rows'
+    for migration in "$migrations"/V*.sql; do
+      # shellcheck disable=SC2016 # the placeholders are the migrations' own, not the shell's
+      sed 's/\${table_name}/idem_rows/g; s/\${table_simple_name}/idem_rows/g' "$migration" | q >/dev/null
+    done
+  else
+    table=idem_parts
+    q "${vars[@]}" -f "$here/partitions-schema.sql" >/dev/null
+  fi
+  q "${vars[@]}" -v table="$table" -f "$here/prefill.sql" >/dev/null
   echo "prefilled $((PART_RATE * PART_TTL)) records in $(( $(date +%s) - t0 )) s: $(sizes "$layout")"
   started=$(date +%s)
   maintain "$layout" "$started" "$PART_OUT/$layout-maintenance.txt" &

@@ -20,7 +20,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -135,7 +135,7 @@ final class RedisRecordScripts {
 	}
 
 	private static Map<String, String> layout() {
-		Map<String, String> layout = new LinkedHashMap<>();
+		Map<String, String> layout = new HashMap<>();
 		layout.put("PROCESSING", "'" + (char) RedisRecordLayout.PROCESSING + "'");
 		layout.put("COMPLETED", "'" + (char) RedisRecordLayout.COMPLETED + "'");
 		field(layout, "STATE", RedisRecordLayout.STATE_OFFSET, 1);

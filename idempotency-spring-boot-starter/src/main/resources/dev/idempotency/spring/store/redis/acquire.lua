@@ -31,7 +31,7 @@ if value then
 			~= string.sub(ARGV[1], ${FINGERPRINT_AT}, ${FINGERPRINT_END}) then
 		return {4}
 	end
-	if string.sub(value, ${STATE_AT}, ${STATE_AT}) == ${COMPLETED} then
+	if string.sub(value, ${STATE_AT}, ${STATE_END}) == ${COMPLETED} then
 		return {2, value}
 	end
 	-- nil unless digits

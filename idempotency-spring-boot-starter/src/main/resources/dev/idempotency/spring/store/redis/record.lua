@@ -61,7 +61,7 @@ local function has_header(value)
 	if #value < ${HEADER} then
 		return false
 	end
-	local state = string.sub(value, ${STATE_AT}, ${STATE_AT})
+	local state = string.sub(value, ${STATE_AT}, ${STATE_END})
 	return state == ${PROCESSING} or state == ${COMPLETED}
 end
 
@@ -77,7 +77,7 @@ local function owned_header(key, token)
 	if not has_header(header) then
 		return nil, -1
 	end
-	local state = string.sub(header, ${STATE_AT}, ${STATE_AT})
+	local state = string.sub(header, ${STATE_AT}, ${STATE_END})
 	-- a processing record is exactly a header
 	if state == ${PROCESSING} and #header > ${HEADER} then
 		return nil, -1
