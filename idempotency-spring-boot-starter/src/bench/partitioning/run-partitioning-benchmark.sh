@@ -90,7 +90,10 @@ maintain() {
       fi
     fi
     end=$(now_us)
-    echo "$start $end $what" >> "$log"
+    # a loop that did nothing (the library's layout before PART_BASELINE) is no run
+    if [[ -n $what ]]; then
+      echo "$start $end $what" >> "$log"
+    fi
   done
 }
 
@@ -145,7 +148,7 @@ for layout in $PART_LAYOUTS; do
   failed=$(grep -h '^number of failed transactions' "$PART_OUT/$layout-pgbench.txt" | awk '{print $5}')
   hz=$(getconf CLK_TCK)
   echo "pairs $pairs ($((pairs / PART_SECONDS)) a second of the $PART_RATE asked), failed ${failed:-0}, machine CPU per pair $(( (ticks_after - ticks_before) * 1000000 / hz / pairs )) µs"
-  echo "maintenance runs (start, µs taken, what):"
+  echo "maintenance runs (start, time taken, what):"
   awk '{ printf "  +%d s  %d ms  %s\n", ($1 / 1000000) - '"$started"', ($2 - $1) / 1000, substr($0, index($0, $3)) }' \
     "$PART_OUT/$layout-maintenance.txt" 2>/dev/null || true
   # each logged pair: end of the pair and its latency without the schedule lag; it overlapped
