@@ -80,10 +80,7 @@ class RedisIdempotencyStoreRoundTripIT {
 		this.store = new RedisIdempotencyStore(this.connectionFactory);
 		this.store.setKeyPrefix(this.prefix);
 		this.monitor = RedisMonitor.start(RedisTestServer.uri());
-		try (var connection = this.connectionFactory.getConnection()) {
-			String version = connection.serverCommands().info("server").getProperty("redis_version");
-			this.claimCommand = (Integer.parseInt(version.substring(0, version.indexOf('.'))) >= 7) ? "set" : "evalsha";
-		}
+		this.claimCommand = RedisMonitor.claimCommand(this.connectionFactory);
 	}
 
 	@AfterEach

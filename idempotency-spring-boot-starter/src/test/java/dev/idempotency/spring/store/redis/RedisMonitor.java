@@ -60,6 +60,21 @@ public final class RedisMonitor implements AutoCloseable {
 	}
 
 	/**
+	 * The command a claim of {@link RedisIdempotencyStore} sends to this server: a
+	 * {@code SET NX GET}, or, on a server before Redis 7.0 (the embedded Redis 6.2 that
+	 * the tests fall back to), the claim script.
+	 * @param connectionFactory a connection to the server
+	 * @return {@code set} or {@code evalsha}
+	 */
+	public static String claimCommand(RedisConnectionFactory connectionFactory) {
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			String version = connection.serverCommands().info("server").getProperty("redis_version");
+			int major = Integer.parseInt(version.substring(0, version.indexOf('.')));
+			return (major >= 7) ? "set" : "evalsha";
+		}
+	}
+
+	/**
 	 * Open a monitor connection to the given server.
 	 * @param uri the server
 	 * @return the monitor, to be closed

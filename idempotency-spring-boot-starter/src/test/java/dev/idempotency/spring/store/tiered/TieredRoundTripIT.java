@@ -87,6 +87,9 @@ class TieredRoundTripIT {
 
 	private TieredIdempotencyStore store;
 
+	// the Redis claim: a SET NX GET, or, before Redis 7.0, the claim script
+	private String claim;
+
 	@BeforeEach
 	void setUp() throws IOException {
 		TestServers.Redis redis = TestServers.redis();
@@ -107,6 +110,7 @@ class TieredRoundTripIT {
 		this.otherRedisStore.setKeyPrefix(this.prefix);
 		this.store = new TieredIdempotencyStore(redisStore, new JdbcIdempotencyStore(this.counting.dataSource()));
 		this.monitor = RedisMonitor.start(uri);
+		this.claim = RedisMonitor.claimCommand(this.connectionFactory);
 	}
 
 	@AfterEach
@@ -127,16 +131,17 @@ class TieredRoundTripIT {
 	void roundTripsOfEachPath() throws IOException {
 		Paths paths = measurePaths();
 
-		// Redis claim (a plain SET), Redis completion (a script); durable claim, durable
+		// Redis claim (a plain SET on Redis 7), Redis completion (a script); durable
+		// claim, durable
 		// completion (both writes: the claim is durable, see docs/architecture.md)
-		assertThat(paths.first().redis()).containsExactly("set", "evalsha");
+		assertThat(paths.first().redis()).containsExactly(this.claim, "evalsha");
 		assertThat(paths.first().postgresql()).hasSize(2).allMatch(CountingDataSource::isWrite);
-		assertThat(paths.hotReplay().redis()).containsExactly("set");
+		assertThat(paths.hotReplay().redis()).containsExactly(this.claim);
 		assertThat(paths.hotReplay().postgresql()).isEmpty();
 		// Redis claim, durable look-up (finds the replay), Redis re-warm over the claim
-		assertThat(paths.coldReplay().redis()).containsExactly("set", "evalsha");
+		assertThat(paths.coldReplay().redis()).containsExactly(this.claim, "evalsha");
 		assertThat(paths.coldReplay().postgresql()).hasSize(1);
-		assertThat(paths.rewarmedReplay().redis()).containsExactly("set");
+		assertThat(paths.rewarmedReplay().redis()).containsExactly(this.claim);
 		assertThat(paths.rewarmedReplay().postgresql()).isEmpty();
 	}
 
@@ -148,17 +153,17 @@ class TieredRoundTripIT {
 		// the performance budget: at most 2 Redis round trips and 2 PostgreSQL
 		// statements, only one of them a write: Redis claim, durable look-up (a read),
 		// Redis completion, durable completion (the one write)
-		assertThat(paths.first().redis()).containsExactly("set", "evalsha");
+		assertThat(paths.first().redis()).containsExactly(this.claim, "evalsha");
 		assertThat(paths.first().postgresql()).hasSize(2);
 		assertThat(paths.first().postgresql()).filteredOn(CountingDataSource::isWrite).hasSize(1);
 		assertThat(paths.first().postgresql().get(0)).satisfies(
 				(sql) -> assertThat(CountingDataSource.isWrite(sql)).as("the look-up is read-only: %s", sql).isFalse());
-		assertThat(paths.hotReplay().redis()).containsExactly("set");
+		assertThat(paths.hotReplay().redis()).containsExactly(this.claim);
 		assertThat(paths.hotReplay().postgresql()).isEmpty();
 		// Redis claim, durable look-up (a read that finds the replay), Redis re-warm
-		assertThat(paths.coldReplay().redis()).containsExactly("set", "evalsha");
+		assertThat(paths.coldReplay().redis()).containsExactly(this.claim, "evalsha");
 		assertThat(paths.coldReplay().postgresql()).hasSize(1).noneMatch(CountingDataSource::isWrite);
-		assertThat(paths.rewarmedReplay().redis()).containsExactly("set");
+		assertThat(paths.rewarmedReplay().redis()).containsExactly(this.claim);
 		assertThat(paths.rewarmedReplay().postgresql()).isEmpty();
 	}
 
