@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.idempotency.spring.store.tiered.ClaimCommit;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.IdempotencyFilter;
@@ -480,6 +481,17 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		 */
 		private TieredClaimMode claim = TieredClaimMode.DURABLE;
 
+		/**
+		 * How the PostgreSQL claim is committed while Redis holds the same claim.
+		 * 'synchronous' waits for PostgreSQL's flush to disk before the handler runs.
+		 * 'asynchronous' does not (synchronous_commit=off for the claim alone): a
+		 * PostgreSQL crash within about 600 ms of a claim may lose it, the owner then
+		 * writes it again, and a duplicate runs the handler a second time only if Redis
+		 * loses the same claim before that. The stored response is always committed
+		 * synchronously.
+		 */
+		private ClaimCommit claimCommit = ClaimCommit.SYNCHRONOUS;
+
 		public int getFailureThreshold() {
 			return this.failureThreshold;
 		}
@@ -502,6 +514,14 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 		public void setClaim(TieredClaimMode claim) {
 			this.claim = claim;
+		}
+
+		public ClaimCommit getClaimCommit() {
+			return this.claimCommit;
+		}
+
+		public void setClaimCommit(ClaimCommit claimCommit) {
+			this.claimCommit = claimCommit;
 		}
 
 	}

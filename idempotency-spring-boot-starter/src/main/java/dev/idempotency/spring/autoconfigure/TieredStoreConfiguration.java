@@ -78,6 +78,7 @@ class TieredStoreConfiguration {
 		store.setFailureThreshold(properties.getTiered().getFailureThreshold());
 		store.setOpenDuration(properties.getTiered().getOpenDuration());
 		store.setClaimMode(properties.getTiered().getClaim());
+		store.setClaimCommit(properties.getTiered().getClaimCommit());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
 		StoreTypeCondition.logChoice("tiered, Redis in front of PostgreSQL (" + database.describe() + ")", type,
 				"Redis and a PostgreSQL DataSource present");

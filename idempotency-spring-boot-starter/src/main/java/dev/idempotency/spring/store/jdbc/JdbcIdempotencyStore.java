@@ -39,6 +39,7 @@ import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.AsynchronousClaimCommit;
 import dev.idempotency.spring.store.StoreDurations;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
@@ -118,7 +119,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * @author Idempotency contributors
  * @since 0.1.0
  */
-public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompletion {
+public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompletion, AsynchronousClaimCommit {
 
 	/**
 	 * Default name of the records table.
@@ -168,6 +169,18 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			FROM %TABLE% t
 			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
 			""".replace("%EXISTING_RECORD%", EXISTING_RECORD);
+
+	// The claim committed without waiting for its WAL flush. set_config(..., true) lasts
+	// until the end of the statement's transaction, its commit; it is evaluated once per
+	// inserted row, so a claim that inserts nothing (and the takeover that may follow it
+	// on the same connection) keeps the synchronous commit.
+	private static final String ACQUIRE_UNFLUSHED = replaceOnce(replaceOnce(ACQUIRE, "FROM ins\n", "FROM relaxed\n"),
+			"RETURNING 1\n)\n", """
+					RETURNING 1
+					), relaxed AS (
+						SELECT set_config('synchronous_commit', 'off', true) FROM ins
+					)
+					""");
 
 	// The claim when claims may be held by transactions not yet committed (the
 	// transactional mode): an advisory lock on the key guards the insert. A claimant
@@ -303,6 +316,16 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 			RETURNING expires_at > now()
 			""";
 
+	// the text with its one occurrence of target replaced; a statement built from
+	// another must fail loudly, not silently, when that other one changes
+	private static String replaceOnce(String text, String target, String replacement) {
+		int at = text.indexOf(target);
+		if (at < 0 || text.indexOf(target, at + 1) >= 0) {
+			throw new IllegalStateException("Expected '" + target + "' once in " + text);
+		}
+		return text.substring(0, at) + replacement + text.substring(at + target.length());
+	}
+
 	private static final RowMapper<ClaimRow> CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted") ? Inserted.ROW
 			: ExistingRecord.of(row);
 
@@ -436,6 +459,28 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 	@Override
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
+		return acquire(key, fingerprint, token, lease, ttl, false);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * A claim this writes commits with {@code synchronous_commit = off}: PostgreSQL
+	 * answers before the claim's WAL record reaches the disk, and a crash of the server
+	 * (not of the application) within three times {@code wal_writer_delay} may lose the
+	 * claim. A takeover of an expired or lapsed record is committed synchronously, and so
+	 * is every claim that takes the key's advisory lock: claims made while a transaction
+	 * of the application joins the store (whose commit is never relaxed) and every claim
+	 * once {@link #setTransactionalClaims(boolean)} is on.
+	 */
+	@Override
+	public AcquireResult acquireCommittingAsynchronously(IdempotencyKey key, RequestFingerprint fingerprint,
+			OwnerToken token, Duration lease, Duration ttl) {
+		return acquire(key, fingerprint, token, lease, ttl, true);
+	}
+
+	private AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
+			Duration ttl, boolean unflushed) {
 		Objects.requireNonNull(key, "'key' must not be null");
 		Objects.requireNonNull(fingerprint, "'fingerprint' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
@@ -445,9 +490,11 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		Statements statements = this.statements;
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
+		PositionalStatement statement = guarded ? statements.acquireGuarded
+				: unflushed ? statements.acquireUnflushed : statements.acquire;
 		return this.jdbc.run("acquire", (operation) -> {
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				AcquireResult result = attemptAcquire(operation, statements, claim, guarded);
+				AcquireResult result = attemptAcquire(operation, statements, statement, claim, guarded);
 				if (result != null) {
 					return result;
 				}
@@ -457,9 +504,9 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 		});
 	}
 
-	private @Nullable AcquireResult attemptAcquire(Operation operation, Statements statements, Claim claim,
-			boolean guarded) throws SQLException {
-		ClaimRow row = claim(operation, statements, claim, guarded);
+	private @Nullable AcquireResult attemptAcquire(Operation operation, Statements statements,
+			PositionalStatement claimStatement, Claim claim, boolean guarded) throws SQLException {
+		ClaimRow row = claim(operation, statements, claimStatement, claim, guarded);
 		if (row == null) {
 			// the conflicting row was committed after our snapshot: look again
 			return null;
@@ -494,13 +541,13 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 	// the claim statement, on plain JDBC (see the class comment): the row it returns, or
 	// null when it returned none
-	private static @Nullable ClaimRow claim(Operation operation, Statements statements, Claim claim, boolean guarded)
-			throws SQLException {
+	private static @Nullable ClaimRow claim(Operation operation, Statements statements,
+			PositionalStatement claimStatement, Claim claim, boolean guarded) throws SQLException {
 		try (PreparedStatement statement = guarded
-				? operation.prepare(statements.acquireGuarded, statements.lockKey(claim.id()), claim.id(),
-						claim.key().scope(), claim.key().key(), claim.fingerprintBytes(), claim.owner(),
-						claim.leaseMillis(), claim.ttlMillis())
-				: operation.prepare(statements.acquire, claim.id(), claim.key().scope(), claim.key().key(),
+				? operation.prepare(claimStatement, statements.lockKey(claim.id()), claim.id(), claim.key().scope(),
+						claim.key().key(), claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(),
+						claim.ttlMillis())
+				: operation.prepare(claimStatement, claim.id(), claim.key().scope(), claim.key().key(),
 						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis());
 				ResultSet rows = statement.executeQuery()) {
 			if (!rows.next()) {
@@ -781,6 +828,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 
 		private final PositionalStatement acquireGuarded;
 
+		private final PositionalStatement acquireUnflushed;
+
 		// mixed into a key's advisory lock: one key in two tables takes two locks
 		private final long lockSalt;
 
@@ -806,6 +855,8 @@ public class JdbcIdempotencyStore implements IdempotencyStore, UnclaimedCompleti
 					"owner", "leaseMillis", "ttlMillis");
 			this.acquireGuarded = new PositionalStatement(table.substitute(ACQUIRE_GUARDED), "lockKey", "id", "scope",
 					"key", "fingerprint", "owner", "leaseMillis", "ttlMillis");
+			this.acquireUnflushed = new PositionalStatement(table.substitute(ACQUIRE_UNFLUSHED), "id", "scope", "key",
+					"fingerprint", "owner", "leaseMillis", "ttlMillis");
 			this.lockSalt = fnv1a(table.qualifiedName());
 			this.takeOver = table.substitute(TAKE_OVER);
 			this.scheduleTakeover = table.substitute(SCHEDULE_TAKEOVER);

@@ -27,6 +27,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.store.TransactionalClaims;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -50,9 +51,27 @@ final class DurableClaimStrategy implements ClaimStrategy {
 
 	private final IdempotencyStore durable;
 
+	// the claims committed asynchronously; null while claims commit synchronously
+	private volatile @Nullable UnflushedClaims unflushed;
+
 	DurableClaimStrategy(FastTier fast, IdempotencyStore durable) {
 		this.fast = fast;
 		this.durable = durable;
+	}
+
+	void setClaimCommit(ClaimCommit claimCommit) {
+		this.unflushed = (claimCommit == ClaimCommit.ASYNCHRONOUS) ? new UnflushedClaims(this.durable) : null;
+	}
+
+	ClaimCommit getClaimCommit() {
+		return (this.unflushed != null) ? ClaimCommit.ASYNCHRONOUS : ClaimCommit.SYNCHRONOUS;
+	}
+
+	// the asynchronous claims, when they apply: never in the transactional mode, whose
+	// claim commits with the application's own writes
+	private @Nullable UnflushedClaims unflushed() {
+		UnflushedClaims unflushed = this.unflushed;
+		return (unflushed != null && !TransactionalClaims.isActive()) ? unflushed : null;
 	}
 
 	@Override
@@ -64,9 +83,12 @@ final class DurableClaimStrategy implements ClaimStrategy {
 	public AcquireResult claimGranted(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 			Duration lease, Duration ttl) {
 		long askedAt = System.nanoTime();
+		UnflushedClaims unflushed = unflushed();
 		AcquireResult result;
 		try {
-			result = this.durable.acquire(key, fingerprint, token, lease, ttl);
+			// the fast tier holds the same claim: the durable one may skip the flush
+			result = (unflushed != null) ? unflushed.acquire(key, fingerprint, token, lease, ttl)
+					: this.durable.acquire(key, fingerprint, token, lease, ttl);
 		}
 		catch (RuntimeException ex) {
 			// nothing will run: do not leave our claim blocking the retries
@@ -101,7 +123,7 @@ final class DurableClaimStrategy implements ClaimStrategy {
 	@Override
 	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
 		// durable first: the client must never receive a response that could be lost
-		if (!this.durable.complete(key, token, response, ttl)) {
+		if (!completeDurable(key, token, response, ttl)) {
 			return false;
 		}
 		if (TransactionalClaims.isActive()) {
@@ -118,8 +140,28 @@ final class DurableClaimStrategy implements ClaimStrategy {
 		return true;
 	}
 
+	// an asynchronous claim that the durable tier lost in a crash is completed as a key
+	// never claimed, unless another owner's record is there
+	private boolean completeDurable(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		UnflushedClaims unflushed = unflushed();
+		if (unflushed == null) {
+			return this.durable.complete(key, token, response, ttl);
+		}
+		try {
+			return this.durable.complete(key, token, response, ttl)
+					|| unflushed.completeLost(key, token, response, ttl);
+		}
+		finally {
+			unflushed.forget(token);
+		}
+	}
+
 	@Override
 	public boolean release(IdempotencyKey key, OwnerToken token) {
+		UnflushedClaims unflushed = this.unflushed;
+		if (unflushed != null) {
+			unflushed.forget(token);
+		}
 		boolean released = this.durable.release(key, token);
 		// only ever removes a record that this token owns, whatever the durable answer
 		this.fast.release(key, token);
@@ -129,6 +171,12 @@ final class DurableClaimStrategy implements ClaimStrategy {
 	@Override
 	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
 		boolean extended = this.durable.extend(key, token, lease);
+		UnflushedClaims unflushed = unflushed();
+		if (!extended && unflushed != null) {
+			// the durable tier lost an asynchronous claim: write it again while the fast
+			// tier still turns duplicates away
+			extended = unflushed.reclaim(key, token, lease);
+		}
 		if (extended) {
 			this.fast.extendInBackground(key, token, lease);
 		}

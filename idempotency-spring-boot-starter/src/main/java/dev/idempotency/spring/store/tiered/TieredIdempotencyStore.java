@@ -77,6 +77,12 @@ import org.springframework.beans.factory.DisposableBean;
  * A duplicate that arrives while the fast tier has lost (or cannot reach) a running
  * handler's claim runs the handler a second time: see {@link TieredClaimMode#LOOKUP}.
  * <p>
+ * <b>Claim commit.</b> By default the durable claim is on durable storage before the
+ * handler runs. With {@link #setClaimCommit(ClaimCommit) ClaimCommit.ASYNCHRONOUS}, a
+ * durable claim made while the fast tier holds the same claim does not wait for the
+ * durable tier's flush; its owner writes it again if the durable tier loses it in a
+ * crash. See {@link ClaimCommit#ASYNCHRONOUS}.
+ * <p>
  * Thread-safe; configure it before use. No argument may be {@code null} unless stated.
  *
  * @author Idempotency contributors
@@ -144,6 +150,30 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 					+ " does not");
 		}
 		return new LookupClaimStrategy(this.durableClaim, this.fast, this.durable, unclaimed);
+	}
+
+	/**
+	 * Set how the durable claim is committed while the fast tier holds the same claim.
+	 * Defaults to {@link ClaimCommit#SYNCHRONOUS}: on durable storage before the handler
+	 * runs. {@link ClaimCommit#ASYNCHRONOUS} skips the wait for the durable tier's flush
+	 * and accepts the failure window described there. Applies to the durable claim mode,
+	 * and to the keys the lookup claim mode claims in the durable tier.
+	 * @param claimCommit how the durable claim is committed
+	 * @throws IllegalArgumentException if the commit is {@link ClaimCommit#ASYNCHRONOUS}
+	 * and the durable tier does not implement both
+	 * {@link dev.idempotency.spring.store.AsynchronousClaimCommit} and
+	 * {@link UnclaimedCompletion}
+	 */
+	public void setClaimCommit(ClaimCommit claimCommit) {
+		this.durableClaim.setClaimCommit(Objects.requireNonNull(claimCommit, "'claimCommit' must not be null"));
+	}
+
+	/**
+	 * Return how the durable claim is committed while the fast tier holds the same claim.
+	 * @return the claim commit
+	 */
+	public ClaimCommit getClaimCommit() {
+		return this.durableClaim.getClaimCommit();
 	}
 
 	/**
