@@ -25,6 +25,7 @@ import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import dev.idempotency.spring.store.tiered.ClaimCommit;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.test.servers.TestServers;
@@ -88,6 +89,8 @@ class StoreAutoConfigurationIT {
 			assertThat(context).hasSingleBean(IdempotencyStore.class);
 			assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(TieredIdempotencyStore.class);
 			assertThat(context.getBean(TieredIdempotencyStore.class).getClaimMode()).isEqualTo(TieredClaimMode.DURABLE);
+			assertThat(context.getBean(TieredIdempotencyStore.class).getClaimCommit())
+				.isEqualTo(ClaimCommit.SYNCHRONOUS);
 			assertThat(context).hasSingleBean(JdbcIdempotencySchemaInitializer.class);
 			assertThat(context).hasSingleBean(JdbcCleanupScheduler.class);
 			assertThat(tableExists()).isTrue();
@@ -100,6 +103,14 @@ class StoreAutoConfigurationIT {
 			.withPropertyValues("idempotency.tiered.claim=lookup")
 			.run((context) -> assertThat(context.getBean(TieredIdempotencyStore.class).getClaimMode())
 				.isEqualTo(TieredClaimMode.LOOKUP));
+	}
+
+	@Test
+	void tieredClaimCommitIsConfigurable() {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.tiered.claim-commit=asynchronous")
+			.run((context) -> assertThat(context.getBean(TieredIdempotencyStore.class).getClaimCommit())
+				.isEqualTo(ClaimCommit.ASYNCHRONOUS));
 	}
 
 	@Test

@@ -33,6 +33,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.AsynchronousClaimCommit;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import org.jspecify.annotations.Nullable;
 
@@ -43,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @author Idempotency contributors
  */
-class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion {
+class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, AsynchronousClaimCommit {
 
 	private final String name;
 
@@ -107,6 +108,16 @@ class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion {
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
 		return call("acquire", () -> this.delegate.acquire(key, fingerprint, token, lease, ttl));
+	}
+
+	// counted and failed as an acquire: it is one, committed differently
+	@Override
+	public AcquireResult acquireCommittingAsynchronously(IdempotencyKey key, RequestFingerprint fingerprint,
+			OwnerToken token, Duration lease, Duration ttl) {
+		if (!(this.delegate instanceof AsynchronousClaimCommit asynchronous)) {
+			throw new UnsupportedOperationException(this.name + " cannot commit a claim asynchronously");
+		}
+		return call("acquire", () -> asynchronous.acquireCommittingAsynchronously(key, fingerprint, token, lease, ttl));
 	}
 
 	@Override

@@ -67,7 +67,7 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	// unique per run: two builds may share one server
 	private static final String SCHEMA = "idem_tiered_it_" + Long.toHexString(System.nanoTime());
 
-	private static final String PREFIX = "idem-tiered-it-" + UUID.randomUUID() + ":";
+	static final String PREFIX = "idem-tiered-it-" + UUID.randomUUID() + ":";
 
 	private static final Duration LEASE = Duration.ofSeconds(30);
 
@@ -79,11 +79,11 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 
 	private static LettuceConnectionFactory redis;
 
-	private static HikariDataSource dataSource;
+	static HikariDataSource dataSource;
 
-	private FaultInjectingStore fast;
+	FaultInjectingStore fast;
 
-	private FaultInjectingStore durable;
+	FaultInjectingStore durable;
 
 	@BeforeAll
 	static void connect() {
@@ -126,9 +126,18 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 		return TieredClaimMode.DURABLE;
 	}
 
-	private TieredIdempotencyStore tiered(FaultInjectingStore fastTier, FaultInjectingStore durableTier) {
+	/**
+	 * Return how the stores under test commit the durable claim.
+	 * @return the claim commit
+	 */
+	protected ClaimCommit claimCommit() {
+		return ClaimCommit.SYNCHRONOUS;
+	}
+
+	TieredIdempotencyStore tiered(IdempotencyStore fastTier, IdempotencyStore durableTier) {
 		TieredIdempotencyStore store = new TieredIdempotencyStore(fastTier, durableTier);
 		store.setClaimMode(claimMode());
+		store.setClaimCommit(claimCommit());
 		return store;
 	}
 
@@ -258,7 +267,7 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 		}
 	}
 
-	private static LettuceConnectionFactory unreachableRedis() throws IOException {
+	static LettuceConnectionFactory unreachableRedis() throws IOException {
 		int port;
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			port = socket.getLocalPort();
@@ -281,7 +290,7 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 			.getBytes(StandardCharsets.UTF_8);
 	}
 
-	private static void deleteRedisKeys() {
+	static void deleteRedisKeys() {
 		try (RedisConnection connection = redis.getConnection()) {
 			List<byte[]> keys = new ArrayList<>();
 			ScanOptions options = ScanOptions.scanOptions().match(PREFIX + "*").count(1000).build();

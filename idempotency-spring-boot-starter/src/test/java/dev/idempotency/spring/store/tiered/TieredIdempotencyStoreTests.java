@@ -47,6 +47,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -634,6 +635,17 @@ class TieredIdempotencyStoreTests {
 		while (this.store.getCircuitBreakerState() != CircuitBreakerState.OPEN) {
 			this.store.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL);
 		}
+	}
+
+	@Test
+	void asynchronousClaimCommitNeedsADurableTierThatOffersIt() {
+		TieredIdempotencyStore store = new TieredIdempotencyStore(new InMemoryIdempotencyStore(),
+				new InMemoryDurableTier());
+		assertThat(store.getClaimCommit()).isEqualTo(ClaimCommit.SYNCHRONOUS);
+		assertThatIllegalArgumentException().isThrownBy(() -> store.setClaimCommit(ClaimCommit.ASYNCHRONOUS))
+			.withMessageContaining("AsynchronousClaimCommit")
+			.withMessageContaining(InMemoryDurableTier.class.getName());
+		assertThat(store.getClaimCommit()).isEqualTo(ClaimCommit.SYNCHRONOUS);
 	}
 
 	static IdempotencyKey newKey() {
