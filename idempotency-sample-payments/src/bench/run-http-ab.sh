@@ -16,6 +16,9 @@
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   AB_PG_DATABASE [httpbench_ab] (created if missing; its tables are dropped at the end)
 #   AB_OUT [idempotency-sample-payments/target/httpbench-ab]
+#   AB_ARGS_BEFORE, AB_ARGS_AFTER [none]: more arguments of each version's application, split
+#   on spaces ("--idempotency.tiered.claim-commit=asynchronous" say: one commit against itself
+#   with a setting changed)
 # Prints two tables: per case, the median over the rounds of each version's req/s, p50, and
 # the median of the per-round ratio after/before; and the CPU time per request of the
 # application's JVM and of the PostgreSQL server processes, read from /proc around each run,
@@ -38,6 +41,8 @@ PG_PORT=${BENCH_PG_PORT:-5432}
 PG_USER=${BENCH_PG_USER:-postgres}
 PG_DB=${AB_PG_DATABASE:-httpbench_ab}
 read -r -a MODES <<< "${AB_MODES:-redis tiered}"
+read -r -a ARGS_BEFORE <<< "${AB_ARGS_BEFORE:-}"
+read -r -a ARGS_AFTER <<< "${AB_ARGS_AFTER:-}"
 BEFORE=${1:?usage: run-http-ab.sh BEFORE [AFTER]}
 AFTER=${2:-}
 for tool in wrk java curl psql redis-cli redis-server python3 git; do
@@ -92,6 +97,8 @@ CLASSPATHS[b]=$(build b "$AFTER")
 declare -A LABELS=([a]="before $(git -C "$ROOT" rev-parse --short "$BEFORE")" \
 	[b]="after ${AFTER:+$(git -C "$ROOT" rev-parse --short "$AFTER")}")
 [[ -n $AFTER ]] || LABELS[b]="after $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
+[[ -z ${AB_ARGS_BEFORE:-} ]] || LABELS[a]+=" ${AB_ARGS_BEFORE}"
+[[ -z ${AB_ARGS_AFTER:-} ]] || LABELS[b]+=" ${AB_ARGS_AFTER}"
 
 if redis-cli -p "$REDIS_PORT" ping > /dev/null 2>&1; then
 	echo "Port $REDIS_PORT is taken: set AB_REDIS_PORT to a free port" >&2
@@ -116,6 +123,7 @@ fi
 declare -A PORTS APP_PIDS
 port=18090
 for version in a b; do
+	if [[ $version == a ]]; then extra=("${ARGS_BEFORE[@]}"); else extra=("${ARGS_AFTER[@]}"); fi
 	for mode in "${MODES[@]}"; do
 		port=$((port + 1))
 		PORTS[$version-$mode]=$port
@@ -127,7 +135,7 @@ for version in a b; do
 			--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
 			--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
 			--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
-			--spring.datasource.hikari.maximum-pool-size=16 \
+			--spring.datasource.hikari.maximum-pool-size=16 "${extra[@]}" \
 			> "$OUT/app-$version-$mode.log" 2>&1 &
 		PIDS+=($!)
 		APP_PIDS[$version-$mode]=$!
