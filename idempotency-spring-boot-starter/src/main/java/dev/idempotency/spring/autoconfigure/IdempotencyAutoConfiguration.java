@@ -24,6 +24,7 @@ import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.core.store.ReplayCachingStore;
 import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.EndpointPolicies;
@@ -109,10 +110,19 @@ public final class IdempotencyAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyEngine idempotencyEngine(IdempotencyStore store, ObjectProvider<IdempotencyListener> listeners,
-			ObjectProvider<EngineStoreDecorator> decorators) {
+			ObjectProvider<EngineStoreDecorator> decorators, IdempotencyProperties properties) {
 		IdempotencyStore engineStore = store;
 		for (EngineStoreDecorator decorator : decorators.orderedStream().toList()) {
 			engineStore = decorator.decorate(engineStore);
+		}
+		IdempotencyProperties.ReplayCache replayCache = properties.getReplayCache();
+		if (replayCache.isEnabled()) {
+			// outermost: a replay answered from memory reaches no store, and is timed as
+			// none
+			ReplayCachingStore cache = new ReplayCachingStore(engineStore);
+			cache.setTimeToLive(replayCache.getTimeToLive());
+			cache.setMaxBytes(replayCache.getMaxSize().toBytes());
+			engineStore = cache;
 		}
 		IdempotencyEngine engine = new IdempotencyEngine(engineStore);
 		List<IdempotencyListener> all = listeners.orderedStream().toList();

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.idempotency.core.store.ReplayCachingStore;
 import dev.idempotency.spring.store.tiered.ClaimCommit;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.web.AnonymousRequests;
@@ -31,6 +32,7 @@ import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * Configuration properties of idempotent endpoints: the global policy settings (inherited
@@ -109,6 +111,8 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 	private final Redis redis = new Redis();
 
 	private final Tiered tiered = new Tiered();
+
+	private final ReplayCache replayCache = new ReplayCache();
 
 	/**
 	 * Create the properties with every global policy setting at its default.
@@ -199,6 +203,10 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 	public Tiered getTiered() {
 		return this.tiered;
+	}
+
+	public ReplayCache getReplayCache() {
+		return this.replayCache;
 	}
 
 	/**
@@ -451,6 +459,57 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 		public void setTtl(@Nullable Duration ttl) {
 			this.ttl = ttl;
+		}
+
+	}
+
+	/**
+	 * Settings of the replay cache: replays of completed keys answered from this
+	 * instance's memory for a few seconds, in front of the store.
+	 */
+	public static class ReplayCache {
+
+		/**
+		 * Whether repeated replays of a completed key are answered from this instance's
+		 * memory. An eviction made through another instance may then go unseen here for
+		 * up to the time to live.
+		 */
+		private boolean enabled;
+
+		/**
+		 * How long a replay is answered from memory at most; never longer than the record
+		 * lives.
+		 */
+		private Duration timeToLive = ReplayCachingStore.DEFAULT_TIME_TO_LIVE;
+
+		/**
+		 * Most memory the cached responses may take (bodies, headers and a fixed overhead
+		 * per entry). A response larger than an eighth of it is not cached.
+		 */
+		private DataSize maxSize = DataSize.ofBytes(ReplayCachingStore.DEFAULT_MAX_BYTES);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getTimeToLive() {
+			return this.timeToLive;
+		}
+
+		public void setTimeToLive(Duration timeToLive) {
+			this.timeToLive = timeToLive;
+		}
+
+		public DataSize getMaxSize() {
+			return this.maxSize;
+		}
+
+		public void setMaxSize(DataSize maxSize) {
+			this.maxSize = maxSize;
 		}
 
 	}

@@ -108,8 +108,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * As the durable tier of a
  * {@link dev.idempotency.spring.store.tiered.TieredIdempotencyStore} in lookup claim
  * mode, it also stores completions of keys it never claimed ({@link #completeUnclaimed}),
- * and with the asynchronous claim commit it claims keys without waiting for the WAL
- * flush ({@link #acquireCommittingAsynchronously}).
+ * and with the asynchronous claim commit it claims keys without waiting for the WAL flush
+ * ({@link #acquireCommittingAsynchronously}).
  * <p>
  * This class is thread-safe once configured; configure it (setters) before first use. No
  * argument may be {@code null}. Failures of the database or of the connection pool are
