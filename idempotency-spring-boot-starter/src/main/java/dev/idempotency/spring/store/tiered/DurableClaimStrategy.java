@@ -147,13 +147,11 @@ final class DurableClaimStrategy implements ClaimStrategy {
 		if (unflushed == null) {
 			return this.durable.complete(key, token, response, ttl);
 		}
-		try {
-			return this.durable.complete(key, token, response, ttl)
-					|| unflushed.completeLost(key, token, response, ttl);
-		}
-		finally {
-			unflushed.forget(token);
-		}
+		// kept if the completion throws: the engine may try it again
+		boolean completed = this.durable.complete(key, token, response, ttl)
+				|| unflushed.completeLost(key, token, response, ttl);
+		unflushed.forget(token);
+		return completed;
 	}
 
 	@Override
@@ -176,6 +174,9 @@ final class DurableClaimStrategy implements ClaimStrategy {
 			// the durable tier lost an asynchronous claim: write it again while the fast
 			// tier still turns duplicates away
 			extended = unflushed.reclaim(key, token, lease);
+		}
+		if (extended && unflushed != null) {
+			unflushed.renewed(token, lease);
 		}
 		if (extended) {
 			this.fast.extendInBackground(key, token, lease);

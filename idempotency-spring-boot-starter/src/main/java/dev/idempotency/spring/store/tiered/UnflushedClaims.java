@@ -19,6 +19,7 @@ package dev.idempotency.spring.store.tiered;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
@@ -36,7 +37,8 @@ import dev.idempotency.spring.store.UnclaimedCompletion;
  * claim the durable tier lost in a crash can be written again by its owner: at the next
  * lease renewal, which finds no claim to renew, or at completion, which then stores the
  * response as for a key it never claimed. Until then the fast tier's claim turns
- * duplicates away.
+ * duplicates away. A claim whose end is never reported (its completion failed for good)
+ * is swept once its record has expired.
  * <p>
  * Thread-safe.
  *
@@ -50,7 +52,12 @@ final class UnflushedClaims {
 
 	private final UnclaimedCompletion completions;
 
+	// claims registered between two sweeps of the ones past their record's expiry
+	private static final int SWEEP_INTERVAL = 1024;
+
 	private final Map<OwnerToken, Claim> open = new ConcurrentHashMap<>();
+
+	private final AtomicInteger claimsSinceSweep = new AtomicInteger();
 
 	UnflushedClaims(IdempotencyStore durable) {
 		if (!(durable instanceof AsynchronousClaimCommit asynchronous)
@@ -70,7 +77,14 @@ final class UnflushedClaims {
 			Duration ttl) {
 		AcquireResult result = this.claims.acquireCommittingAsynchronously(key, fingerprint, token, lease, ttl);
 		if (result instanceof AcquireResult.Acquired) {
-			this.open.put(token, new Claim(fingerprint, ttl));
+			long now = System.nanoTime();
+			this.open.put(token, new Claim(fingerprint, ttl, now + lifetimeNanos(lease, ttl)));
+			if (this.claimsSinceSweep.incrementAndGet() >= SWEEP_INTERVAL) {
+				this.claimsSinceSweep.set(0);
+				// claims whose end was never reported (their completion failed for
+				// good): their records have expired by now
+				this.open.values().removeIf((claim) -> now - claim.deadlineNanos() > 0);
+			}
 		}
 		return result;
 	}
@@ -86,6 +100,13 @@ final class UnflushedClaims {
 		}
 		AcquireResult result = this.durable.acquire(key, claim.fingerprint(), token, lease, claim.ttl());
 		return result instanceof AcquireResult.Acquired acquired && acquired.token().equals(token);
+	}
+
+	// a renewed claim's record lives at least a lease from now
+	void renewed(OwnerToken token, Duration lease) {
+		long deadline = System.nanoTime() + lifetimeNanos(lease, lease);
+		this.open.computeIfPresent(token,
+				(ignored, claim) -> (deadline - claim.deadlineNanos() > 0) ? claim.until(deadline) : claim);
 	}
 
 	// Stores the response of a claim whose durable record was lost, as for a key never
@@ -106,7 +127,21 @@ final class UnflushedClaims {
 		return this.open.size();
 	}
 
-	private record Claim(RequestFingerprint fingerprint, Duration ttl) {
+	private static long lifetimeNanos(Duration lease, Duration ttl) {
+		Duration lifetime = (lease.compareTo(ttl) > 0) ? lease : ttl;
+		// far enough for any record, close enough that nanoTime arithmetic cannot wrap
+		Duration cap = Duration.ofDays(36_500);
+		return ((lifetime.compareTo(cap) < 0) ? lifetime : cap).toNanos();
+	}
+
+	// what writing the claim again needs, and until when (by System.nanoTime()) its
+	// record can live
+	private record Claim(RequestFingerprint fingerprint, Duration ttl, long deadlineNanos) {
+
+		Claim until(long deadline) {
+			return new Claim(this.fingerprint, this.ttl, deadline);
+		}
+
 	}
 
 }

@@ -35,6 +35,7 @@ import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.jdbc.CommitSettingsDataSource;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
@@ -44,6 +45,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The tiered store over a real Redis and a real PostgreSQL with the
@@ -136,6 +138,22 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 				AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
 		assertThat(store().find(key)).get()
 			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+	}
+
+	// a completion that fails (PostgreSQL down) keeps what the engine's retry of it needs
+	@Test
+	void failedCompletionOfALostClaimCanBeRetried() {
+		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(7);
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		loseDurableRecord(key);
+		this.durable.setFailing("complete", true);
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> store().complete(key, owner, RESPONSE, TTL));
+		this.durable.setFailing("complete", false);
+		assertThat(store().complete(key, owner, RESPONSE, TTL)).isTrue();
+		assertThat(durableRecord(key)).containsExactly("C", owner.toString());
 	}
 
 	// the lost claim is written again only where nobody else holds the key
