@@ -108,8 +108,7 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 	void claimLostByPostgresqlIsWrittenAgainAtTheNextRenewal() throws Exception {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(2);
-		OwnerToken owner = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		OwnerToken owner = claim(key, fingerprint);
 		loseDurableRecord(key);
 		// Redis turns every duplicate away while PostgreSQL has no record
 		assertThat(raceDuplicates(key, fingerprint)).isZero();
@@ -126,8 +125,7 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 	void claimLostByPostgresqlIsCompletedAsUnclaimed() throws Exception {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(3);
-		OwnerToken owner = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		OwnerToken owner = claim(key, fingerprint);
 		loseDurableRecord(key);
 		assertThat(raceDuplicates(key, fingerprint)).isZero();
 		assertThat(store().complete(key, owner, RESPONSE, TTL)).isTrue();
@@ -145,8 +143,7 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 	void failedCompletionOfALostClaimCanBeRetried() {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(7);
-		OwnerToken owner = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		OwnerToken owner = claim(key, fingerprint);
 		loseDurableRecord(key);
 		this.durable.setFailing("complete", true);
 		assertThatExceptionOfType(IdempotencyStoreException.class)
@@ -161,8 +158,7 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 	void lostClaimNeverOverwritesAnotherOwnersRecord() {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(4);
-		OwnerToken owner = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		OwnerToken owner = claim(key, fingerprint);
 		loseDurableRecord(key);
 		OwnerToken other = OwnerToken.generate();
 		assertThat(this.durable.acquire(key, fingerprint, other, LEASE, TTL))
@@ -177,8 +173,7 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 	void releasedClaimIsNotWrittenAgain() {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(5);
-		OwnerToken owner = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		OwnerToken owner = claim(key, fingerprint);
 		assertThat(store().release(key, owner)).isTrue();
 		assertThat(store().extend(key, owner, LEASE)).isFalse();
 		assertThat(store().complete(key, owner, RESPONSE, TTL)).isFalse();
@@ -196,6 +191,12 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 		assertThat(results).filteredOn((result) -> !(result instanceof AcquireResult.Acquired))
 			.allMatch(AcquireResult.InProgress.class::isInstance);
 		assertThat(countDurableRecords(key)).isOne();
+	}
+
+	private OwnerToken claim(IdempotencyKey key, RequestFingerprint fingerprint) {
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		return owner;
 	}
 
 	private int raceDuplicates(IdempotencyKey key, RequestFingerprint fingerprint) throws Exception {
