@@ -26,6 +26,7 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.store.FreshKeyClaim;
 import dev.idempotency.spring.store.TransactionalClaims;
 import org.jspecify.annotations.Nullable;
 
@@ -86,9 +87,17 @@ final class DurableClaimStrategy implements ClaimStrategy {
 		UnflushedClaims unflushed = unflushed();
 		AcquireResult result;
 		try {
-			// the fast tier holds the same claim: the durable one may skip the flush
-			result = (unflushed != null) ? unflushed.acquire(key, fingerprint, token, lease, ttl)
-					: this.durable.acquire(key, fingerprint, token, lease, ttl);
+			// the fast tier holds the same claim: the durable one may skip the flush; and
+			// the key is most likely new to the durable tier too
+			if (unflushed != null) {
+				result = unflushed.acquire(key, fingerprint, token, lease, ttl);
+			}
+			else if (this.durable instanceof FreshKeyClaim fresh) {
+				result = fresh.acquireFresh(key, fingerprint, token, lease, ttl);
+			}
+			else {
+				result = this.durable.acquire(key, fingerprint, token, lease, ttl);
+			}
 		}
 		catch (RuntimeException ex) {
 			// nothing will run: do not leave our claim blocking the retries

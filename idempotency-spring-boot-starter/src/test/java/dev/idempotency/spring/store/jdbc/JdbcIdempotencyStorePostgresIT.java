@@ -89,7 +89,7 @@ class JdbcIdempotencyStorePostgresIT {
 	}
 
 	@Test
-	void everyOperationIsOneStatementOnOneConnectionExceptATakeover() throws InterruptedException {
+	void everyOperationIsOneStatementOnOneConnectionExceptATakeoverAndACompletionRetried() throws InterruptedException {
 		CountingDataSource counting = new CountingDataSource(database.dataSource());
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(counting.dataSource());
 		IdempotencyKey key = newKey();
@@ -106,8 +106,10 @@ class JdbcIdempotencyStorePostgresIT {
 		assertStatements(counting, 1);
 		assertThat(store.complete(key, token, response("done"), TTL)).isTrue();
 		assertStatements(counting, 1);
+		// a completion retried after a lost reply: the update finds nothing to change,
+		// a second statement finds the row completed with the same token
 		assertThat(store.complete(key, token, response("done"), TTL)).isTrue();
-		assertStatements(counting, 1);
+		assertStatements(counting, 2);
 		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL))
 			.isInstanceOf(AcquireResult.Replay.class);
 		assertStatements(counting, 1);

@@ -34,6 +34,7 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.AsynchronousClaimCommit;
+import dev.idempotency.spring.store.FreshKeyClaim;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import org.jspecify.annotations.Nullable;
 
@@ -44,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @author Idempotency contributors
  */
-class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, AsynchronousClaimCommit {
+class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, AsynchronousClaimCommit, FreshKeyClaim {
 
 	private final String name;
 
@@ -118,6 +119,17 @@ class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, Asyn
 			throw new UnsupportedOperationException(this.name + " cannot commit a claim asynchronously");
 		}
 		return call("acquire", () -> asynchronous.acquireCommittingAsynchronously(key, fingerprint, token, lease, ttl));
+	}
+
+	// counted and failed as an acquire too; a plain acquire where the delegate has no
+	// cheaper claim for a fresh key
+	@Override
+	public AcquireResult acquireFresh(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+			Duration lease, Duration ttl) {
+		return call("acquire",
+				() -> (this.delegate instanceof FreshKeyClaim fresh)
+						? fresh.acquireFresh(key, fingerprint, token, lease, ttl)
+						: this.delegate.acquire(key, fingerprint, token, lease, ttl));
 	}
 
 	@Override

@@ -41,6 +41,7 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.store.FreshKeyClaim;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -648,6 +649,31 @@ class TieredIdempotencyStoreTests {
 		assertThat(store.getClaimCommit()).isEqualTo(ClaimCommit.SYNCHRONOUS);
 	}
 
+	@Test
+	void keyTheFastTierGrantedIsClaimedAsFreshInTheDurableTier() {
+		FreshClaimsDurableTier durableTier = new FreshClaimsDurableTier();
+		TieredIdempotencyStore tiered = new TieredIdempotencyStore(this.fast, durableTier);
+		OwnerToken token = OwnerToken.generate();
+		assertThat(tiered.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(tiered.complete(this.key, token, RESPONSE, TTL)).isTrue();
+		// the fast tier lost the record: it grants the key again, the durable tier
+		// answers the replay all the same
+		this.fastMemory.evict(this.key);
+		assertThat(tiered.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(durableTier.claims).containsExactly("acquireFresh", "acquireFresh");
+		// a mismatch the fast tier reports is confirmed by a plain acquire, and while
+		// the fast tier is down every claim is
+		assertThat(tiered.acquire(this.key, fingerprint(2), OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Mismatch.class);
+		this.fast.setDown(true);
+		assertThat(tiered.acquire(newKey(), this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(durableTier.claims).containsExactly("acquireFresh", "acquireFresh", "acquire", "acquire");
+	}
+
 	static IdempotencyKey newKey() {
 		return IdempotencyKey.global("tiered-" + keys.incrementAndGet());
 	}
@@ -672,6 +698,56 @@ class TieredIdempotencyStoreTests {
 		@Override
 		public void onBreakerStateChange(CircuitBreakerState from, CircuitBreakerState to) {
 			this.transitions.add(from + "->" + to);
+		}
+
+	}
+
+	/**
+	 * A durable tier with a claim for fresh keys, recording which claim each call made.
+	 */
+	private static final class FreshClaimsDurableTier implements IdempotencyStore, FreshKeyClaim {
+
+		private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
+
+		final List<String> claims = Collections.synchronizedList(new ArrayList<>());
+
+		@Override
+		public AcquireResult acquireFresh(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+				Duration lease, Duration ttl) {
+			this.claims.add("acquireFresh");
+			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		}
+
+		@Override
+		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
+				Duration lease, Duration ttl) {
+			this.claims.add("acquire");
+			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		}
+
+		@Override
+		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+			return this.delegate.complete(key, token, response, ttl);
+		}
+
+		@Override
+		public boolean release(IdempotencyKey key, OwnerToken token) {
+			return this.delegate.release(key, token);
+		}
+
+		@Override
+		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+			return this.delegate.extend(key, token, lease);
+		}
+
+		@Override
+		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+			return this.delegate.find(key);
+		}
+
+		@Override
+		public boolean evict(IdempotencyKey key) {
+			return this.delegate.evict(key);
 		}
 
 	}
