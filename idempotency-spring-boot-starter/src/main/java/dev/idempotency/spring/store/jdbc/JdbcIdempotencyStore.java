@@ -58,18 +58,20 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * <p>
  * <b>Atomicity.</b> A key is claimed by a single statement,
  * {@code INSERT ... ON CONFLICT (id) DO NOTHING RETURNING}, combined in one round trip
- * with a read of the record that was already there. A record that expired, or whose lease
- * lapsed and stayed lapsed for the confirmation period (see
- * {@link #setConfirmTakeover(boolean)}), is taken over by a conditional {@code UPDATE}
- * that compares the owner token it saw, so that of many concurrent takers exactly one
- * wins. Completion, release and lease extension are single statements conditional on the
- * caller's owner token. Every operation runs as one auto-committed statement (two when a
- * takeover is scheduled or made) on a connection taken from the {@link DataSource} for
- * that operation only: no connection is held while a handler runs, and the store never
- * joins a transaction of the application, so a claim is visible to every instance as soon
- * as {@code acquire} returns. The statements, with named parameters, run through Spring's
- * {@link JdbcClient}, which sees the operation's own connection only, never one that a
- * transaction manager bound to the thread.
+ * with a read of the record that was already there ({@link #acquireFresh} tries the
+ * {@code INSERT} alone first). A record that expired, or whose lease lapsed and stayed
+ * lapsed for the confirmation period (see {@link #setConfirmTakeover(boolean)}), is taken
+ * over by a conditional {@code UPDATE} that compares the owner token it saw, so that of
+ * many concurrent takers exactly one wins. Completion, release and lease extension are
+ * single statements conditional on the caller's owner token. Every operation runs as one
+ * auto-committed statement (two when a takeover is scheduled or made, when a completion
+ * that changed nothing checks whether the same owner completed the row already, and when
+ * {@link #acquireFresh} finds a row) on a connection taken from the {@link DataSource}
+ * for that operation only: no connection is held while a handler runs, and the store
+ * never joins a transaction of the application, so a claim is visible to every instance
+ * as soon as {@code acquire} returns. The statements, with named parameters, run through
+ * Spring's {@link JdbcClient}, which sees the operation's own connection only, never one
+ * that a transaction manager bound to the thread.
  * <p>
  * <b>Plain JDBC where it pays.</b> The two statements of every first request, the claim
  * and the completion, run on plain JDBC instead ({@link PositionalStatement}: the same

@@ -65,6 +65,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -256,6 +257,42 @@ class TieredIdempotencyStoreFaultIT {
 					(replay) -> assertThat(replay.response()).isEqualTo(response));
 			assertThat(redisHolds(key)).isTrue();
 		}
+	}
+
+	// PostgreSQL hangs (it neither answers nor refuses) under the completion of a claim
+	// committed asynchronously and lost in a crash: the completion fails once the socket
+	// times out and keeps the claim, Redis turns every duplicate away meanwhile, and the
+	// engine's retry of the completion stores the response once PostgreSQL answers again
+	@Test
+	void postgresqlHangingUnderTheCompletionOfALostAsynchronousClaimLetsItsRetryStoreTheResponse() {
+		TieredIdempotencyStore asynchronous = new TieredIdempotencyStore(this.fast, this.durable);
+		asynchronous.setClaimCommit(ClaimCommit.ASYNCHRONOUS);
+		IdempotencyKey key = newKey();
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(asynchronous.acquire(key, FINGERPRINT, owner, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(owner));
+		// what a PostgreSQL crash leaves of a claim not yet flushed: no row
+		assertThat(new JdbcTemplate(this.directDataSource).update("DELETE FROM idempotency_record WHERE id = ?",
+				(Object) key.digest()))
+			.isOne();
+		StoredResponse response = response(key);
+		this.postgresProxy.pause();
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> asynchronous.complete(key, owner, response, TTL));
+		for (int i = 0; i < 8; i++) {
+			assertThat(asynchronous.acquire(key, FINGERPRINT, OwnerToken.generate(), LEASE, TTL))
+				.isInstanceOf(AcquireResult.InProgress.class);
+		}
+		this.postgresProxy.resume();
+		assertThat(asynchronous.complete(key, owner, response, TTL)).isTrue();
+		assertThat(new JdbcIdempotencyStore(this.directDataSource).find(key)).get().satisfies((record) -> {
+			assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED);
+			assertThat(record.owner()).isEqualTo(owner);
+		});
+		// PostgreSQL alone replays it once Redis forgets
+		deleteRedisKeys();
+		assertThat(asynchronous.acquire(key, FINGERPRINT, OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+				AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(response));
 	}
 
 	@Test
