@@ -18,16 +18,15 @@ package dev.idempotency.spring.store.jdbc;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import dev.idempotency.core.IdempotencyKey;
-import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
+import dev.idempotency.test.ForwardingIdempotencyStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -120,11 +119,12 @@ class JdbcFreshKeyClaimIT extends AbstractIdempotencyStoreTests {
 	/**
 	 * The JDBC store with every claim made by {@code acquireFresh}.
 	 */
-	private static final class FreshClaims implements IdempotencyStore {
+	private static final class FreshClaims extends ForwardingIdempotencyStore {
 
 		private final JdbcIdempotencyStore store;
 
 		FreshClaims(JdbcIdempotencyStore store) {
+			super(store);
 			this.store = store;
 		}
 
@@ -132,31 +132,6 @@ class JdbcFreshKeyClaimIT extends AbstractIdempotencyStoreTests {
 		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
 			return this.store.acquireFresh(key, fingerprint, token, lease, ttl);
-		}
-
-		@Override
-		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-			return this.store.complete(key, token, response, ttl);
-		}
-
-		@Override
-		public boolean release(IdempotencyKey key, OwnerToken token) {
-			return this.store.release(key, token);
-		}
-
-		@Override
-		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-			return this.store.extend(key, token, lease);
-		}
-
-		@Override
-		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-			return this.store.find(key);
-		}
-
-		@Override
-		public boolean evict(IdempotencyKey key) {
-			return this.store.evict(key);
 		}
 
 	}

@@ -42,6 +42,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.store.FreshKeyClaim;
+import dev.idempotency.test.ForwardingIdempotencyStore;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -705,49 +706,26 @@ class TieredIdempotencyStoreTests {
 	/**
 	 * A durable tier with a claim for fresh keys, recording which claim each call made.
 	 */
-	private static final class FreshClaimsDurableTier implements IdempotencyStore, FreshKeyClaim {
-
-		private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
+	private static final class FreshClaimsDurableTier extends ForwardingIdempotencyStore implements FreshKeyClaim {
 
 		final List<String> claims = Collections.synchronizedList(new ArrayList<>());
+
+		FreshClaimsDurableTier() {
+			super(new InMemoryIdempotencyStore());
+		}
 
 		@Override
 		public AcquireResult acquireFresh(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
 			this.claims.add("acquireFresh");
-			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+			return delegate().acquire(key, fingerprint, token, lease, ttl);
 		}
 
 		@Override
 		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
 			this.claims.add("acquire");
-			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
-		}
-
-		@Override
-		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-			return this.delegate.complete(key, token, response, ttl);
-		}
-
-		@Override
-		public boolean release(IdempotencyKey key, OwnerToken token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-			return this.delegate.extend(key, token, lease);
-		}
-
-		@Override
-		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-			return this.delegate.find(key);
-		}
-
-		@Override
-		public boolean evict(IdempotencyKey key) {
-			return this.delegate.evict(key);
+			return delegate().acquire(key, fingerprint, token, lease, ttl);
 		}
 
 	}
@@ -756,49 +734,27 @@ class TieredIdempotencyStoreTests {
 	 * A store whose completed records have responses that cannot be decoded, as a store
 	 * reports a damaged record.
 	 */
-	private static final class UnreadableResponses implements IdempotencyStore {
-
-		private final IdempotencyStore delegate;
+	private static final class UnreadableResponses extends ForwardingIdempotencyStore {
 
 		UnreadableResponses(IdempotencyStore delegate) {
-			this.delegate = delegate;
+			super(delegate);
 		}
 
 		@Override
 		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
-			AcquireResult result = this.delegate.acquire(key, fingerprint, token, lease, ttl);
+			AcquireResult result = delegate().acquire(key, fingerprint, token, lease, ttl);
 			return (result instanceof AcquireResult.Replay replay)
 					? new AcquireResult.Replay(StoredResponse.unreadable(), replay.expiresAt(), replay.timeToLive())
 					: result;
 		}
 
 		@Override
-		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-			return this.delegate.complete(key, token, response, ttl);
-		}
-
-		@Override
-		public boolean release(IdempotencyKey key, OwnerToken token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-			return this.delegate.extend(key, token, lease);
-		}
-
-		@Override
 		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-			return this.delegate.find(key)
+			return delegate().find(key)
 				.map((record) -> (record.response() != null) ? new IdempotencyRecord(record.key(), record.fingerprint(),
 						record.status(), record.owner(), record.createdAt(), record.leaseExpiresAt(),
 						record.expiresAt(), StoredResponse.unreadable(), record.timeToLive()) : record);
-		}
-
-		@Override
-		public boolean evict(IdempotencyKey key) {
-			return this.delegate.evict(key);
 		}
 
 	}

@@ -138,9 +138,12 @@ class TieredRoundTripIT {
 		assertThat(paths.first().postgresql()).hasSize(2).allMatch(CountingDataSource::isWrite);
 		assertThat(paths.hotReplay().redis()).containsExactly(this.claim);
 		assertThat(paths.hotReplay().postgresql()).isEmpty();
-		// Redis claim, durable look-up (finds the replay), Redis re-warm over the claim
+		// Redis claim, durable claim (the plain insert finds a row, the combined claim
+		// reads the replay), Redis re-warm over the claim
 		assertThat(paths.coldReplay().redis()).containsExactly(this.claim, "evalsha");
-		assertThat(paths.coldReplay().postgresql()).hasSize(1);
+		assertThat(paths.coldReplay().postgresql()).hasSize(2)
+			.satisfiesExactly((sql) -> assertThat(sql).startsWith("INSERT INTO"),
+					(sql) -> assertThat(sql).startsWith("WITH ins AS"));
 		assertThat(paths.rewarmedReplay().redis()).containsExactly(this.claim);
 		assertThat(paths.rewarmedReplay().postgresql()).isEmpty();
 	}
