@@ -21,22 +21,19 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 
 import dev.idempotency.core.IdempotencyKey;
-import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.IdempotencyScopes;
 import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
-import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
-import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.test.ForwardingIdempotencyStore;
 import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.AfterEach;
@@ -354,45 +351,17 @@ class IdempotencyFilterTests {
 	/**
 	 * Stores responses as Redis and PostgreSQL do: encoded, and decoded when read.
 	 */
-	private static final class CodecRoundTripStore implements IdempotencyStore {
+	private static final class CodecRoundTripStore extends ForwardingIdempotencyStore {
 
 		private final StoredResponseCodec codec = new StoredResponseCodec();
 
-		private final IdempotencyStore delegate;
-
 		CodecRoundTripStore(IdempotencyStore delegate) {
-			this.delegate = delegate;
-		}
-
-		@Override
-		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
-				Duration lease, Duration ttl) {
-			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+			super(delegate);
 		}
 
 		@Override
 		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-			return this.delegate.complete(key, token, this.codec.decode(this.codec.encode(response)), ttl);
-		}
-
-		@Override
-		public boolean release(IdempotencyKey key, OwnerToken token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-			return this.delegate.extend(key, token, lease);
-		}
-
-		@Override
-		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-			return this.delegate.find(key);
-		}
-
-		@Override
-		public boolean evict(IdempotencyKey key) {
-			return this.delegate.evict(key);
+			return delegate().complete(key, token, this.codec.decode(this.codec.encode(response)), ttl);
 		}
 
 	}

@@ -36,6 +36,7 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.test.ForwardingIdempotencyStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -349,47 +350,25 @@ class FastTierTests {
 	/**
 	 * Records the TTL of every claim and completion it is given.
 	 */
-	private static final class TtlRecordingStore implements IdempotencyStore {
-
-		private final IdempotencyStore delegate;
+	private static final class TtlRecordingStore extends ForwardingIdempotencyStore {
 
 		final List<Duration> ttls = Collections.synchronizedList(new ArrayList<>());
 
 		TtlRecordingStore(IdempotencyStore delegate) {
-			this.delegate = delegate;
+			super(delegate);
 		}
 
 		@Override
 		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
 			this.ttls.add(ttl);
-			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+			return delegate().acquire(key, fingerprint, token, lease, ttl);
 		}
 
 		@Override
 		public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
 			this.ttls.add(ttl);
-			return this.delegate.complete(key, token, response, ttl);
-		}
-
-		@Override
-		public boolean release(IdempotencyKey key, OwnerToken token) {
-			return this.delegate.release(key, token);
-		}
-
-		@Override
-		public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
-			return this.delegate.extend(key, token, lease);
-		}
-
-		@Override
-		public Optional<IdempotencyRecord> find(IdempotencyKey key) {
-			return this.delegate.find(key);
-		}
-
-		@Override
-		public boolean evict(IdempotencyKey key) {
-			return this.delegate.evict(key);
+			return delegate().complete(key, token, response, ttl);
 		}
 
 	}
