@@ -68,8 +68,9 @@ public final class TransactionalClaims {
 	 * @return {@code true} while a scope is {@link #open() open} and a transaction active
 	 */
 	public static boolean isActive() {
-		return TransactionSynchronizationManager.hasResource(MARK)
-				&& TransactionSynchronizationManager.isActualTransactionActive();
+		// the flag first: outside a transaction, the common case, it answers alone
+		return TransactionSynchronizationManager.isActualTransactionActive()
+				&& TransactionSynchronizationManager.hasResource(MARK);
 	}
 
 	/**

@@ -49,13 +49,14 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * client here is built on a data source of its own that hands out no connection at all:
  * for each operation the runner takes a connection from the application's data source,
  * binds it to the thread under that private data source (as a transaction manager binds
- * its connection) and unbinds it afterwards. Every statement of the operation (two for a
- * takeover) runs on that one connection, which is back in the pool when the operation
- * returns. When the pool hands out connections with auto-commit disabled, the operation
- * is committed explicitly. The client turns each statement's named parameters into JDBC
- * placeholders once, not on every call ({@link PreparedOnceJdbcTemplate}). The same
- * connection serves statements run on plain JDBC ({@link Operation#prepare}), for the
- * statements of every first request (see {@link JdbcIdempotencyStore}).
+ * its connection) when the operation first asks for the client, and unbinds it
+ * afterwards. Every statement of the operation (two for a takeover) runs on that one
+ * connection, which is back in the pool when the operation returns. When the pool hands
+ * out connections with auto-commit disabled, the operation is committed explicitly. The
+ * client turns each statement's named parameters into JDBC placeholders once, not on
+ * every call ({@link PreparedOnceJdbcTemplate}). The same connection serves statements
+ * run on plain JDBC ({@link Operation#prepare}), for the statements of every first
+ * request (see {@link JdbcIdempotencyStore}).
  * <p>
  * A new transaction per operation ({@code PROPAGATION_REQUIRES_NEW}) would give the same
  * isolation, but a {@code COMMIT} round trip per operation on top of the statement's own,
@@ -137,9 +138,9 @@ final class JdbcOperationRunner {
 		}
 		try (Connection connection = this.dataSource.getConnection()) {
 			boolean autoCommit = connection.getAutoCommit();
-			TransactionSynchronizationManager.bindResource(this.operationConnections, new ConnectionHolder(connection));
+			Operation statements = new Operation(connection, this.client, null, this.operationConnections);
 			try {
-				T result = work.run(new Operation(connection, this.client, null));
+				T result = work.run(statements);
 				if (!autoCommit) {
 					connection.commit();
 				}
@@ -152,7 +153,7 @@ final class JdbcOperationRunner {
 				throw ex;
 			}
 			finally {
-				TransactionSynchronizationManager.unbindResource(this.operationConnections);
+				statements.unbind();
 			}
 		}
 		catch (SQLException ex) {
@@ -172,7 +173,7 @@ final class JdbcOperationRunner {
 					+ " so the claim could not commit with it");
 		}
 		try {
-			return work.run(new Operation(holder.getConnection(), this.joiningClient, this.dataSource));
+			return work.run(new Operation(holder.getConnection(), this.joiningClient, this.dataSource, null));
 		}
 		catch (SQLException ex) {
 			throw failure(operation, ex, ex);
@@ -227,18 +228,44 @@ final class JdbcOperationRunner {
 		// the transaction's data source, whose time-out applies to each statement
 		private final @Nullable DataSource transactionDataSource;
 
-		Operation(Connection connection, JdbcClient client, @Nullable DataSource transactionDataSource) {
+		// the key under which the client finds the operation's own connection; null in
+		// the transactional mode, where the client finds the transaction's
+		private final @Nullable DataSource bindingKey;
+
+		private boolean bound;
+
+		Operation(Connection connection, JdbcClient client, @Nullable DataSource transactionDataSource,
+				@Nullable DataSource bindingKey) {
 			this.connection = connection;
 			this.client = client;
 			this.transactionDataSource = transactionDataSource;
+			this.bindingKey = bindingKey;
 		}
 
 		/**
-		 * Return a client whose statements run on the operation's connection.
+		 * Return a client whose statements run on the operation's connection. The
+		 * operation's own connection is bound to the thread for the client on the first
+		 * call only, so that an operation run on plain JDBC alone (every first request's)
+		 * leaves the thread's resources alone.
 		 * @return the client
 		 */
 		JdbcClient client() {
+			if (this.bindingKey != null && !this.bound) {
+				TransactionSynchronizationManager.bindResource(this.bindingKey, new ConnectionHolder(this.connection));
+				this.bound = true;
+			}
 			return this.client;
+		}
+
+		/**
+		 * Unbind the operation's own connection from the thread, if {@link #client()}
+		 * bound it.
+		 */
+		void unbind() {
+			if (this.bindingKey != null && this.bound) {
+				TransactionSynchronizationManager.unbindResource(this.bindingKey);
+				this.bound = false;
+			}
 		}
 
 		/**

@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -201,6 +202,33 @@ class JdbcOperationRunnerIT {
 		assertThat(counting.openConnections()).isZero();
 		assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
 		assertThat(idsSeenByAnotherConnection()).containsExactly(1, 21);
+	}
+
+	@Test
+	void operationBindsItsConnectionToTheThreadOnlyOnceItsClientIsAskedFor() {
+		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
+		PositionalStatement insert = new PositionalStatement("INSERT INTO runner_row (id) VALUES (:id)", "id");
+		Integer count = runner.run("insert", (operation) -> {
+			try (PreparedStatement statement = operation.prepare(insert, 1)) {
+				statement.executeUpdate();
+			}
+			// plain JDBC alone leaves the thread's resources alone
+			assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
+			JdbcClient client = operation.client();
+			assertThat(TransactionSynchronizationManager.getResourceMap()).hasSize(1);
+			assertThat(operation.client()).isSameAs(client);
+			assertThat(TransactionSynchronizationManager.getResourceMap()).hasSize(1);
+			return client.sql("SELECT count(*) FROM runner_row").query(Integer.class).single();
+		});
+		assertThat(count).isOne();
+		assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
+		runner.run("insert", (operation) -> {
+			try (PreparedStatement statement = operation.prepare(insert, 2)) {
+				return statement.executeUpdate();
+			}
+		});
+		assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
+		assertThat(idsSeenByAnotherConnection()).containsExactly(1, 2);
 	}
 
 	@Test
