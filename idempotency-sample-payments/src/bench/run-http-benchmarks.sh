@@ -23,6 +23,9 @@
 #   BENCH_APPS ["redis tiered jdbc lookup tx jdbctx"] (the applications to start)
 #   BENCH_CASES [.] (an extended regex on the case numbers, e.g. '^(1|2|2b|3|4)$'; cases
 #   whose application is not started are left out)
+#   BENCH_RATE [none] (req/s offered in the c=16 pass: each connection waits a random time, of
+#   mean 16/BENCH_RATE s, before each request, so that the machine is not saturated and the
+#   latencies are each request's own rather than the queue's; none: back to back)
 set -euo pipefail
 
 MODULE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +37,7 @@ DURATION=${BENCH_DURATION:-10}
 C1_DURATION=${BENCH_C1_DURATION:-5}
 WARMUP=${BENCH_WARMUP:-5}
 HEAP=${BENCH_HEAP:-512m}
+RATE=${BENCH_RATE:-}
 REDIS_SERVER=${BENCH_REDIS_SERVER:-redis-server}
 REDIS_PORT=${BENCH_REDIS_PORT:-16379}
 REDIS_CLUSTER=${BENCH_REDIS_CLUSTER:-0}
@@ -313,7 +317,9 @@ measure() { # pass round endpoint-spec connections threads duration
 	# wrk's own CPU time (user + system seconds) comes from /usr/bin/time, when present
 	local timer=()
 	[[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f 'WRKCPU %U %S')
-	output=$(BENCH_KEY=$bench_key BENCH_RUN="$RUN_ID-$pass-$round-${name%% *}" \
+	local think=
+	[[ $pass == c16 && -n $RATE ]] && think=$((16000 / RATE))
+	output=$(BENCH_KEY=$bench_key BENCH_RUN="$RUN_ID-$pass-$round-${name%% *}" BENCH_THINK_MS=$think \
 		"${timer[@]}" wrk -t"$threads" -c"$connections" -d"${duration}s" -s "$LUA" \
 		"http://127.0.0.1:${PORTS[$app]}$path" 2>&1 || true)
 	cpu_after=$(cpu_snapshot "${APP_PIDS[$app]}")
@@ -358,7 +364,7 @@ done
 {
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
 	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
-	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP"
+	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP${RATE:+ c16-rate=${RATE}/s}"
 	[[ $REDIS_CLUSTER != 1 ]] || echo "# Redis: $REDIS_DESCRIPTION"
 } > "$OUT/environment.txt"
 python3 "$MODULE/src/bench/httpbench-report.py" "$RESULTS" "$OUT/environment.txt" | tee "$OUT/report.md"
