@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
@@ -32,6 +33,10 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -60,6 +65,9 @@ import org.springframework.data.redis.core.types.Expiration;
  * after each of its steps, by {@code EVALSHA} with the completion's arguments: what each step
  * adds (6 is the whole script's work, without the branches of a record that is not the
  * caller's);</li>
+ * <li><b>function</b>: the claim and the completion script loaded as a Redis function
+ * ({@code FUNCTION LOAD}) and called with {@code FCALL}: its helpers are created once, not on
+ * every call;</li>
  * <li><b>empty script</b>: the claim and {@code EVALSHA} of {@code return 1} with the same
  * arguments, without the prelude: the least any script call costs.</li>
  * </ol>
@@ -69,6 +77,8 @@ public final class RedisCompletionCostBenchmark {
 	private static final Duration LEASE = Duration.ofSeconds(30);
 
 	private static final Duration TTL = Duration.ofHours(24);
+
+	private static final String FUNCTION = "idempotency_cost_complete";
 
 	private RedisCompletionCostBenchmark() {
 	}
@@ -105,6 +115,11 @@ public final class RedisCompletionCostBenchmark {
 		try (RedisConnection connection = factory.getConnection()) {
 			String emptyScript = connection.scriptingCommands()
 				.scriptLoad("return 1".getBytes(StandardCharsets.US_ASCII));
+			connection.execute("FUNCTION", "LOAD".getBytes(StandardCharsets.US_ASCII),
+					"REPLACE".getBytes(StandardCharsets.US_ASCII), completionFunction().getBytes(StandardCharsets.UTF_8));
+			@SuppressWarnings("unchecked")
+			RedisAsyncCommands<byte[], byte[]> functions = (RedisAsyncCommands<byte[], byte[]>) connection
+				.getNativeConnection();
 			Map<String, String> steps = new LinkedHashMap<>();
 			for (Map.Entry<String, String> step : completionSteps().entrySet()) {
 				steps.put(step.getKey(), connection.scriptingCommands()
@@ -113,8 +128,8 @@ public final class RedisCompletionCostBenchmark {
 			System.out.printf("# %s, %d first requests per pass, %d rounds%n", serverVersion(connection), requests,
 					rounds);
 			System.out.printf("%-14s %8s %9s %9s %9s %9s %9s %9s  %s%n", "pass", "round", "cpu/req", "SET",
-					"EVALSHA", "GETRANGE", "TIME", "PTTL", "(cpu: Redis process µs per first request; others: "
-							+ "usec_per_call)");
+					"script", "GETRANGE", "TIME", "PTTL", "(cpu: Redis process µs per first request; the others "
+							+ "usec_per_call, script of EVALSHA or FCALL)");
 			for (int round = 1; round <= rounds; round++) {
 				String run = "r" + round + "-";
 				pass(connection, "store", round, requests, (i) -> {
@@ -146,6 +161,16 @@ public final class RedisCompletionCostBenchmark {
 						}
 					});
 				}
+				pass(connection, "function", round, requests, (i) -> {
+					byte[] key = ("cost:function:" + run + i).getBytes(StandardCharsets.US_ASCII);
+					connection.stringCommands().set(key, claim, Expiration.from(TTL), SetOption.ifAbsent());
+					// Spring Data Redis has no FCALL: Lettuce's own command
+					Object answer = join(functions.fcall(FUNCTION, ScriptOutputType.INTEGER, new byte[][] { key }, owner,
+							Long.toString(TTL.toMillis()).getBytes(StandardCharsets.US_ASCII), encoded));
+					if (!Long.valueOf(1).equals(answer)) {
+						throw new IllegalStateException("function answered " + answer);
+					}
+				});
 				pass(connection, "empty script", round, requests, (i) -> {
 					byte[] key = ("cost:empty:" + run + i).getBytes(StandardCharsets.US_ASCII);
 					connection.stringCommands().set(key, claim, Expiration.from(TTL), SetOption.ifAbsent());
@@ -172,7 +197,7 @@ public final class RedisCompletionCostBenchmark {
 		Map<String, String> perCall = usecPerCall(connection);
 		System.out.printf("%-14s %8d %9.1f %9s %9s %9s %9s %9s%n", name, round,
 				(cpuAfter - cpuBefore) * 1e6 / requests, perCall.getOrDefault("set", "-"),
-				perCall.getOrDefault("evalsha", "-"), perCall.getOrDefault("getrange", "-"),
+				perCall.getOrDefault("evalsha", perCall.getOrDefault("fcall", "-")), perCall.getOrDefault("getrange", "-"),
 				perCall.getOrDefault("time", "-"), perCall.getOrDefault("pttl", "-"));
 	}
 
@@ -198,15 +223,39 @@ public final class RedisCompletionCostBenchmark {
 		return steps;
 	}
 
+	/**
+	 * The completion script as a Redis function (FUNCTION LOAD, FCALL): the prelude's helpers
+	 * are created once, when the library loads, instead of on every call.
+	 */
+	private static String completionFunction() throws ReflectiveOperationException {
+		return "#!lua name=idempotency_cost\n" + scriptText("") + "\nredis.register_function('" + FUNCTION
+				+ "', function(KEYS, ARGV)\n" + scriptText(null) + "\nend)\n";
+	}
+
 	// the prelude and the step, with the record layout's placeholders replaced as the store
 	// replaces them (RedisRecordScripts, package-private: reached by reflection)
-	private static String scriptText(String step) throws ReflectiveOperationException {
+	private static String scriptText(@Nullable String step) throws ReflectiveOperationException {
 		Class<?> scripts = Class.forName("dev.idempotency.spring.store.redis.RedisRecordScripts");
 		Method read = scripts.getDeclaredMethod("read", String.class);
 		Method withLayout = scripts.getDeclaredMethod("withLayout", String.class, String.class);
 		read.setAccessible(true);
 		withLayout.setAccessible(true);
-		return (String) withLayout.invoke(null, read.invoke(null, "record") + step, "step");
+		// null: the completion script itself, without the prelude
+		String text = (step != null) ? read.invoke(null, "record") + step : (String) read.invoke(null, "complete");
+		return (String) withLayout.invoke(null, text, "step");
+	}
+
+	private static Object join(RedisFuture<Object> reply) {
+		try {
+			return reply.get();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+		catch (ExecutionException ex) {
+			throw new IllegalStateException(ex.getCause());
+		}
 	}
 
 	private static String digits(long number) {
