@@ -11,6 +11,7 @@
 # Environment (defaults in brackets):
 #   AB_ROUNDS [6]  AB_DURATION [6] (s, c=16)  AB_C1_DURATION [4] (s, c=1)  AB_WARMUP [8] (s)
 #   AB_HEAP [512m]  AB_MODES ["redis tiered"]  AB_REDIS_PORT [16380] (a private server)
+#   AB_REDIS_SERVER [redis-server] (the executable of that server: valkey-server, say)
 #   AB_CASES [all] (an extended regular expression on the case names, "^(1|3|4) " say: more
 #   rounds of fewer cases in the same time)
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
@@ -45,7 +46,8 @@ read -r -a ARGS_BEFORE <<< "${AB_ARGS_BEFORE:-}"
 read -r -a ARGS_AFTER <<< "${AB_ARGS_AFTER:-}"
 BEFORE=${1:?usage: run-http-ab.sh BEFORE [AFTER]}
 AFTER=${2:-}
-for tool in wrk java curl psql redis-cli redis-server python3 git; do
+REDIS_SERVER=${AB_REDIS_SERVER:-redis-server}
+for tool in wrk java curl psql redis-cli "$REDIS_SERVER" python3 git; do
 	command -v "$tool" > /dev/null || { echo "$tool is required" >&2; exit 1; }
 done
 
@@ -104,7 +106,7 @@ if redis-cli -p "$REDIS_PORT" ping > /dev/null 2>&1; then
 	echo "Port $REDIS_PORT is taken: set AB_REDIS_PORT to a free port" >&2
 	exit 1
 fi
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
+"$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
 	--logfile "$OUT/redis.log" &
 PIDS+=($!)
 if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") ]]; then
@@ -239,7 +241,7 @@ done
 
 {
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'): a = ${LABELS[a]}, b = ${LABELS[b]}"
-	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $(redis-server --version | cut -d' ' -f3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
+	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f1-3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
 	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP"
 } > "$OUT/environment.txt"
 python3 - "$RESULTS" "$OUT/environment.txt" << 'PY' | tee "$OUT/report.md"

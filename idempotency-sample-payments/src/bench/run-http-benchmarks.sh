@@ -363,7 +363,7 @@ done
 
 {
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
-	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
+	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f1-3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
 	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP${RATE:+ c16-rate=${RATE}/s}"
 	[[ $REDIS_CLUSTER != 1 ]] || echo "# Redis: $REDIS_DESCRIPTION"
 } > "$OUT/environment.txt"

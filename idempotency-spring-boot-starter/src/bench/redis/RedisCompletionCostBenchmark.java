@@ -68,6 +68,10 @@ import org.springframework.data.redis.core.types.Expiration;
  * <li><b>function</b>: the claim and the completion script loaded as a Redis function
  * ({@code FUNCTION LOAD}) and called with {@code FCALL}: its helpers are created once, not on
  * every call;</li>
+ * <li><b>ifeq</b>, on servers whose {@code SET} takes {@code IFEQ} (Valkey 8.1, Redis 8.4):
+ * the claim and <code>SET key completed IFEQ claim PX ttl</code>, a completion fenced by the
+ * whole claim's bytes instead of a script (what it would take of the store is in
+ * docs/stores/redis.md, "A completion without the script");</li>
  * <li><b>empty script</b>: the claim and {@code EVALSHA} of {@code return 1} with the same
  * arguments, without the prelude: the least any script call costs.</li>
  * </ol>
@@ -125,8 +129,9 @@ public final class RedisCompletionCostBenchmark {
 				steps.put(step.getKey(), connection.scriptingCommands()
 					.scriptLoad(scriptText(step.getValue()).getBytes(StandardCharsets.UTF_8)));
 			}
-			System.out.printf("# %s, %d first requests per pass, %d rounds%n", serverVersion(connection), requests,
-					rounds);
+			boolean ifeq = takesIfeq(connection);
+			System.out.printf("# %s, %d first requests per pass, %d rounds%s%n", serverVersion(connection), requests,
+					rounds, ifeq ? "" : "; SET takes no IFEQ here: no ifeq pass");
 			System.out.printf("%-14s %8s %9s %9s %9s %9s %9s %9s  %s%n", "pass", "round", "cpu/req", "SET",
 					"script", "GETRANGE", "TIME", "PTTL", "(cpu: Redis process µs per first request; the others "
 							+ "usec_per_call, script of EVALSHA or FCALL)");
@@ -171,6 +176,17 @@ public final class RedisCompletionCostBenchmark {
 						throw new IllegalStateException("function answered " + answer);
 					}
 				});
+				if (ifeq) {
+					pass(connection, "ifeq", round, requests, (i) -> {
+						byte[] key = ("cost:ifeq:" + run + i).getBytes(StandardCharsets.US_ASCII);
+						connection.stringCommands().set(key, claim, Expiration.from(TTL), SetOption.ifAbsent());
+						Object answer = connection.execute("SET", key, completed, ascii("IFEQ"), claim, ascii("PX"),
+								ascii(Long.toString(TTL.toMillis())));
+						if (answer == null) {
+							throw new IllegalStateException("SET IFEQ wrote nothing");
+						}
+					});
+				}
 				pass(connection, "empty script", round, requests, (i) -> {
 					byte[] key = ("cost:empty:" + run + i).getBytes(StandardCharsets.US_ASCII);
 					connection.stringCommands().set(key, claim, Expiration.from(TTL), SetOption.ifAbsent());
@@ -273,7 +289,27 @@ public final class RedisCompletionCostBenchmark {
 
 	private static String serverVersion(RedisConnection connection) {
 		Properties server = connection.serverCommands().info("server");
-		return "Redis " + server.getProperty("redis_version");
+		String valkey = server.getProperty("valkey_version");
+		return (valkey != null) ? "Valkey " + valkey : "Redis " + server.getProperty("redis_version");
+	}
+
+	// whether SET takes IFEQ: Redis before 8.4 answers a syntax error
+	private static boolean takesIfeq(RedisConnection connection) {
+		byte[] key = ascii("cost:ifeq-probe");
+		try {
+			connection.execute("SET", key, ascii("v"), ascii("IFEQ"), ascii("v"));
+			return true;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
+		finally {
+			connection.keyCommands().del(key);
+		}
+	}
+
+	private static byte[] ascii(String text) {
+		return text.getBytes(StandardCharsets.US_ASCII);
 	}
 
 	private static double cpuSeconds(RedisConnection connection) {
