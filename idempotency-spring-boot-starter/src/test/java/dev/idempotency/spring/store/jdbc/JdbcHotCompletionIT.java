@@ -17,6 +17,7 @@
 package dev.idempotency.spring.store.jdbc;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,8 +38,10 @@ import dev.idempotency.core.store.AcquireResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -77,22 +80,26 @@ class JdbcHotCompletionIT {
 
 	@Test
 	void completionsByConcurrentClaimantsAreHeapOnlyUpdates() throws Exception {
-		// unpooled: each operation has a server process of its own, which reports its
-		// statistics as it ends
-		JdbcIdempotencyStore store = new JdbcIdempotencyStore(this.database.unpooledDataSource());
+		// each claimant on a connection of its own, closed when it is done: a server
+		// process reports its statistics as it ends
+		PGSimpleDataSource unpooled = this.database.unpooledDataSource();
 		ExecutorService executor = Executors.newFixedThreadPool(CLAIMANTS);
 		try {
 			CountDownLatch start = new CountDownLatch(1);
 			List<Future<?>> claimants = new ArrayList<>();
 			for (int i = 0; i < CLAIMANTS; i++) {
 				claimants.add(executor.submit(() -> {
-					start.await();
-					for (int n = 0; n < RECORDS_PER_CLAIMANT; n++) {
-						IdempotencyKey key = IdempotencyKey.global(UUID.randomUUID().toString());
-						OwnerToken token = OwnerToken.generate();
-						assertThat(store.acquire(key, fingerprint(), token, LEASE, TTL))
-							.isEqualTo(new AcquireResult.Acquired(token));
-						assertThat(store.complete(key, token, response(), TTL)).isTrue();
+					try (Connection connection = unpooled.getConnection()) {
+						JdbcIdempotencyStore store = new JdbcIdempotencyStore(
+								new SingleConnectionDataSource(connection, true));
+						start.await();
+						for (int n = 0; n < RECORDS_PER_CLAIMANT; n++) {
+							IdempotencyKey key = IdempotencyKey.global(UUID.randomUUID().toString());
+							OwnerToken token = OwnerToken.generate();
+							assertThat(store.acquire(key, fingerprint(), token, LEASE, TTL))
+								.isEqualTo(new AcquireResult.Acquired(token));
+							assertThat(store.complete(key, token, response(), TTL)).isTrue();
+						}
 					}
 					return null;
 				}));
