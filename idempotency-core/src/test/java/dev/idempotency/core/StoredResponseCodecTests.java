@@ -42,9 +42,8 @@ class StoredResponseCodecTests {
 		StoredResponse response = new StoredResponse(201,
 				List.of(new HttpHeader("Content-Type", "application/json"), new HttpHeader("Location", "/p/1")),
 				"{\"id\":1}".getBytes(StandardCharsets.UTF_8));
-		// version 1, flags 1 (body retained), status 0x00C9, 2 headers, each
-		// length-prefixed,
-		// then the body length and the body
+		// version 1, flags 1 (body retained), status 0x00C9, 2 headers,
+		// each length-prefixed, then the body length and the body
 		String golden = "0101" + "00c9" + "02" + "0c" + hex("Content-Type") + "10" + hex("application/json") + "08"
 				+ hex("Location") + "04" + hex("/p/1") + "08" + hex("{\"id\":1}");
 		assertThat(HexFormat.of().formatHex(this.codec.encode(response))).isEqualTo(golden);

@@ -77,9 +77,8 @@ public final class Execution implements AutoCloseable {
 
 	private volatile long nextBeatNanos;
 
-	// set once, by the first refused renewal: an abandoned beat and its successor may
-	// both
-	// be refused, and the loss is still one event
+	// set once, by the first refused renewal: an abandoned beat and its
+	// successor may both be refused, and the loss is still one event
 	private final AtomicBoolean ownershipLost = new AtomicBoolean();
 
 	private volatile @Nullable CompletionOutcome outcome;

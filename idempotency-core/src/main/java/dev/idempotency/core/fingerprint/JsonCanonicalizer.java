@@ -447,13 +447,13 @@ final class JsonCanonicalizer {
 
 	private void string(char[] chars, int offset, int length) {
 		FingerprintBuffer out = this.out;
-		// Room for the quotes and one byte per character, so that the common case, a
-		// printable ASCII character, is a plain array store. A character that needs more
-		// makes room for its longest form (a six-byte escape, or a surrogate pair) plus
-		// one byte for each character after it and the closing quote. Against making
-		// room for each character, this took the canonical fingerprint of the 16 KiB
-		// document of FingerprintBenchmark from 144-148 µs to 124-128 µs of CPU
-		// (docs/benchmarks.md).
+		// Room for the quotes and one byte per character, so that the common
+		// case, a printable ASCII character, is a plain array store. A character
+		// that needs more makes room for its longest form (a six-byte escape,
+		// or a surrogate pair) plus one byte for each character after it and the
+		// closing quote. Against making room for each character, this took the
+		// canonical fingerprint of the 16 KiB document of FingerprintBenchmark
+		// from 144-148 µs to 124-128 µs of CPU (docs/benchmarks.md).
 		out.ensure(length + 2);
 		byte[] bytes = out.bytes();
 		int n = out.length();

@@ -159,8 +159,8 @@ class HeartbeatsTests {
 		Execution execution = begin(SHORT_LEASE);
 		long period = execution.beatPeriodNanos();
 		long start = System.nanoTime() + period;
-		// a slow beat, abandoned after a period while its renewal still waits on the
-		// store
+		// a slow beat, abandoned after a period
+		// while its renewal still waits on the store
 		Execution.Beat slow = execution.claimBeat(start);
 		Execution.Beat next = execution.claimBeat(start + period);
 		assertThat(slow).isNotNull();

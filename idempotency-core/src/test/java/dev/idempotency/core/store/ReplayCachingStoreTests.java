@@ -348,8 +348,8 @@ class ReplayCachingStoreTests {
 		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
 			this.acquires.incrementAndGet();
-			// the record is read first, then the answer is on its way for as long as the
-			// hook takes
+			// the record is read first, then the answer
+			// is on its way for as long as the hook takes
 			AcquireResult.Replay replay = this.completed.get(key);
 			Runnable hook = this.onAcquire;
 			if (hook != null) {

@@ -38,9 +38,9 @@ class GatewayWebhookController {
 		this.events = events;
 	}
 
-	// the "gateway-events" policy of application.yml: the key is the event's own id,
-	// at /id of the body, and the settlement commits together with the claim and the
-	// stored receipt
+	// the "gateway-events" policy of application.yml: the key is
+	// the event's own id, at /id of the body, and the settlement
+	// commits together with the claim and the stored receipt
 	@PostMapping(path = "/webhooks/gateway", consumes = MediaType.APPLICATION_JSON_VALUE)
 	@Idempotent("gateway-events")
 	GatewayEvents.Receipt receive(@RequestBody GatewayEvents.Event event) {

@@ -162,8 +162,8 @@ class PaymentsApplicationIT {
 		List<HttpResponse<byte[]>> created = responses.stream().filter((r) -> r.statusCode() == 201).toList();
 		assertThat(created).isNotEmpty();
 		assertThat(created).allSatisfy((r) -> assertThat(r.body()).isEqualTo(created.get(0).body()));
-		// 503 only when a busy machine makes a store or the database time out (nothing
-		// stored)
+		// 503 only when a busy machine makes a store
+		// or the database time out (nothing stored)
 		assertThat(responses).allSatisfy((r) -> assertThat(r.statusCode()).isIn(201, 409, 503));
 		// every client that retries with the key ends with the one payment
 		List<HttpResponse<byte[]>> settled = settle(pay, responses);
@@ -182,11 +182,11 @@ class PaymentsApplicationIT {
 		Request pay = (i) -> this.client.post("alice", "/payments", paymentJson(account, 1000, "Item " + i),
 				"Idempotency-Key", "item-" + account + "-" + i);
 		List<HttpResponse<byte[]>> responses = race(50, pay);
-		// 503 only when a busy machine makes a store or the database time out (nothing
-		// stored)
+		// 503 only when a busy machine makes a store
+		// or the database time out (nothing stored)
 		assertThat(responses).allSatisfy((r) -> assertThat(r.statusCode()).isIn(201, 402, 503));
-		// once every client has retried its 503 with its key: ten payments, forty
-		// refusals
+		// once every client has retried its 503
+		// with its key: ten payments, forty refusals
 		List<HttpResponse<byte[]>> settled = settle(pay, responses);
 		assertThat(settled.stream().filter((r) -> r.statusCode() == 201)).hasSize(10);
 		assertThat(settled.stream().filter((r) -> r.statusCode() == 402)).hasSize(40);

@@ -117,8 +117,8 @@ public final class IdempotencyAutoConfiguration {
 		}
 		IdempotencyProperties.ReplayCache replayCache = properties.getReplayCache();
 		if (replayCache.isEnabled()) {
-			// outermost: a replay answered from memory reaches no store, and is timed as
-			// none
+			// outermost: a replay answered from memory
+			// reaches no store, and is timed as none
 			ReplayCachingStore cache = new ReplayCachingStore(engineStore);
 			cache.setTimeToLive(replayCache.getTimeToLive());
 			cache.setMaxBytes(replayCache.getMaxSize().toBytes());

@@ -256,9 +256,9 @@ final class PolicyMapper {
 				rules.add(new EndpointRule(endpoint.getMethods(), path, endpoint.getPolicy(), endpoint.isRequired()));
 			}
 			catch (IllegalArgumentException ex) {
-				// a PatternParseException: named by its superclass, so that this class
-				// loads
-				// without spring-web, in an application that is not a web application
+				// a PatternParseException: named by its superclass,
+				// so that this class loads without spring-web,
+				// in an application that is not a web application
 				throw invalid(prefix + "path", path, "is not a valid path pattern: " + ex.getMessage());
 			}
 		}

@@ -494,8 +494,8 @@ public final class HandlerMappingEndpointResolver
 					version = ApiVersionHolder.fromVersion(current.resolveParseAndValidateVersion(this.request));
 				}
 				catch (RuntimeException ex) {
-					// missing, unsupported or malformed: Spring MVC keeps the error the
-					// same way
+					// missing, unsupported or malformed:
+					// Spring MVC keeps the error the same way
 					version = ApiVersionHolder.fromError(ex);
 				}
 			}

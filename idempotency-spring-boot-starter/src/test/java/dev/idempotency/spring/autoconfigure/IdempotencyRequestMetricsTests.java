@@ -136,8 +136,7 @@ class IdempotencyRequestMetricsTests {
 				.allSatisfy((timer) -> assertThat(timer.getId().getTags()).extracting((tag) -> tag.getKey())
 					.containsExactlyInAnyOrder("outcome", "policy", "replayed", "completion", "error"));
 			// the idempotency.requests counter is the same observation, counted by
-			// outcome:
-			// every request that reached an outcome, the one that threw included
+			// outcome: every request that reached an outcome, the one that threw included
 			assertThat(requests(registry, "executed", "payments")).isEqualTo(5);
 			assertThat(requests(registry, "replayed", "payments")).isEqualTo(1);
 			assertThat(requests(registry, "mismatch", "payments")).isEqualTo(1);

@@ -189,8 +189,8 @@ class IdempotentKafkaListenerIT {
 		awaitTrue(() -> settled("reb-" + this.run + "-") >= events / 4, "a quarter settled by the first instance");
 		start(topic, group, "b");
 		awaitTrue(() -> settled("reb-" + this.run + "-") >= events / 2, "half settled by two instances");
-		// the first instance leaves the group while the others consume: its partitions
-		// move
+		// the first instance leaves the group while
+		// the others consume: its partitions move
 		stop(a);
 		start(topic, group, "c");
 		awaitConsumed(group, topic);
@@ -213,8 +213,7 @@ class IdempotentKafkaListenerIT {
 		this.producer.send(new ProducerRecord<>(topic + "-no-wait", partitions.get(1).get(0), id, payload)).get();
 		// the redelivery is refused while the first runs (Spring Kafka's default error
 		// handler would give it up after nine immediate retries); the first then fails
-		// for
-		// good and only the redelivery, retried every second, can settle the event
+		// for good and only the redelivery, retried every second, can settle the event
 		awaitTrue(() -> settled(id) == 1, "the redelivery to settle the event", Duration.ofSeconds(30));
 		awaitConsumed(group, topic + "-no-wait");
 		assertThat(calls(id, "a")).isEqualTo(2);
@@ -235,8 +234,7 @@ class IdempotentKafkaListenerIT {
 			victim.destroyForcibly();
 			assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
 			// the victim's session times out, the survivor gets the partition, waits for
-			// the
-			// victim's lease to lapse and takes the key over
+			// the victim's lease to lapse and takes the key over
 			awaitTrue(() -> settled(id) == 1, "the survivor to settle the event");
 			awaitConsumed(group, topic);
 		}

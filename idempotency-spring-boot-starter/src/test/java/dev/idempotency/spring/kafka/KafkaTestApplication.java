@@ -144,8 +144,8 @@ public class KafkaTestApplication {
 			run(new String(record.headers().lastHeader("event-id").value(), StandardCharsets.UTF_8), record.value());
 		}
 
-		// a redelivery meets a run in progress at once: refused, and left to the error
-		// handler
+		// a redelivery meets a run in progress at
+		// once: refused, and left to the error handler
 		@KafkaListener(id = "settleWithoutWait", topics = "${test.topic}-no-wait", groupId = "${test.group}")
 		@Idempotent(policy = "events-no-wait", key = "#key", fingerprint = "#payload")
 		void settleWithoutWait(@Header(KafkaHeaders.RECEIVED_KEY) String key, @Payload String payload)

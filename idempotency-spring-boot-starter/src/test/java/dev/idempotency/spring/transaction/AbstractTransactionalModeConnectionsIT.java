@@ -130,8 +130,8 @@ abstract class AbstractTransactionalModeConnectionsIT {
 		config.setMinimumIdle(1);
 		config.setConnectionTimeout(CONNECTION_TIMEOUT_MILLIS);
 		config.setValidationTimeout(1000);
-		// what bounds a statement, a commit or a login to a database that stopped
-		// answering
+		// what bounds a statement, a commit or a
+		// login to a database that stopped answering
 		config.addDataSourceProperty("socketTimeout", String.valueOf(SOCKET_TIMEOUT_SECONDS));
 		this.appDataSource = new HikariDataSource(config);
 		if (storeType().equals("tiered")) {

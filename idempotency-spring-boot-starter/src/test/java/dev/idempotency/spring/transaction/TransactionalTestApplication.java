@@ -221,9 +221,8 @@ class TransactionalTestApplication {
 			this.gates.get(key).countDown();
 		}
 
-		// the next request with this key runs the action just before its commit, after
-		// its
-		// response was stored
+		// the next request with this key runs the action just
+		// before its commit, after its response was stored
 		void beforeCommit(String key, Runnable action) {
 			this.beforeCommit.put(key, action);
 		}

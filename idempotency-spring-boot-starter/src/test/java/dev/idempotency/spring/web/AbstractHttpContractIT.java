@@ -328,8 +328,8 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(policy).isNotNull();
 		RequestFingerprint fingerprint = policy.fingerprinter()
 			.fingerprint(FingerprintInput.of("POST", "/crash", null, null, List.of(), new byte[0], 0, 0));
-		// the server's first request may outlast the lease: not the one that must find
-		// it live
+		// the server's first request may outlast the
+		// lease: not the one that must find it live
 		assertThat(post("/crash", newKey(), "").statusCode()).isEqualTo(200);
 		// an owner that acquired the key and crashed: it never completes nor extends
 		AcquireResult crashed = realStore().acquire(IdempotencyKey.global(key), fingerprint, OwnerToken.generate(),

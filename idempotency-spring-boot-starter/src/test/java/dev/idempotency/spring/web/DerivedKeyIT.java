@@ -137,9 +137,9 @@ class DerivedKeyIT extends AbstractWebIT {
 			List<HttpResponse<byte[]>> answers = new ArrayList<>();
 			for (Future<HttpResponse<byte[]>> response : responses) {
 				HttpResponse<byte[]> answer = response.get();
-				// the first delivery, replays of it, "in progress" for the sender to
-				// retry, or
-				// 503 when a busy machine makes a store time out (nothing stored)
+				// the first delivery, replays of it, "in progress"
+				// for the sender to retry, or 503 when a busy
+				// machine makes a store time out (nothing stored)
 				assertThat(answer.statusCode()).isIn(200, 409, 503);
 				// as a sender does: redeliver until answered 2xx
 				for (int attempt = 0; attempt < 50 && answer.statusCode() != 200; attempt++) {

@@ -271,9 +271,9 @@ public class JdbcIdempotencyStore
 			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
 			""";
 
-	// A completion that changed no row may be the retry of one that committed but whose
-	// reply was lost: finding the row completed with its own token is a success, not a
-	// fencing.
+	// A completion that changed no row may be the retry of one
+	// that committed but whose reply was lost: finding the row
+	// completed with its own token is a success, not a fencing.
 	private static final String COMPLETED_BY_OWNER = """
 			SELECT 1 FROM %TABLE%
 			WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now()

@@ -211,8 +211,8 @@ public class RedisIdempotencyStore implements IdempotencyStore {
 			RequestFingerprint fingerprint, OwnerToken token) {
 		byte[] existing;
 		try {
-			// SetOption, deprecated in Spring Data Redis 4.1 for SetCondition, which 4.0
-			// lacks
+			// SetOption, deprecated in Spring Data Redis
+			// 4.1 for SetCondition, which 4.0 lacks
 			existing = call(key, (connection) -> connection.stringCommands()
 				.setGet(redisKey, claim, Expiration.milliseconds(ttlMillis), SetOption.ifAbsent()));
 		}

@@ -43,8 +43,8 @@ final class RedisScriptRunner extends DefaultScriptExecutor<byte[]> {
 	private static final RedisSerializer<byte[]> BINARY = RedisSerializer.byteArray();
 
 	RedisScriptRunner() {
-		// never connected: the executor only asks it how to encode a script's text for
-		// EVAL
+		// never connected: the executor only asks
+		// it how to encode a script's text for EVAL
 		super(new RedisTemplate<>());
 	}
 

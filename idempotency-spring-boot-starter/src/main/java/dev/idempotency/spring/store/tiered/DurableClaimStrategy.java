@@ -137,8 +137,7 @@ final class DurableClaimStrategy implements ClaimStrategy {
 		}
 		if (TransactionalClaims.isActive()) {
 			// the durable record commits with the application's transaction, or not at
-			// all:
-			// the fast tier must not replay a response that may yet be rolled back
+			// all: the fast tier must not replay a response that may yet be rolled back
 			TransactionSynchronizationManager.registerSynchronization(
 					new FastCompletionAfterCommit(key, token, response, ttl, TransactionalClaims.openedAt()));
 			return true;

@@ -359,8 +359,8 @@ final class FastTier {
 		return found;
 	}
 
-	// tried even while the breaker is open: an operator's eviction must not leave a stale
-	// replay behind
+	// tried even while the breaker is open: an operator's
+	// eviction must not leave a stale replay behind
 	boolean evict(IdempotencyKey key) {
 		boolean evicted;
 		try {

@@ -164,8 +164,8 @@ final class LookupClaimStrategy implements ClaimStrategy {
 		boolean stored = this.unclaimed.completeUnclaimed(key, claim.fingerprint(), token, response, ttl);
 		this.claims.remove(token);
 		if (!stored && completedFast) {
-			// another execution's response is the durable one: do not let the fast tier
-			// replay ours
+			// another execution's response is the durable
+			// one: do not let the fast tier replay ours
 			this.fast.drop(FastTier.COMPLETE, key);
 		}
 		return stored;

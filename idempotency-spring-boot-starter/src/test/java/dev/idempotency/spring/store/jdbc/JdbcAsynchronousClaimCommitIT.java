@@ -121,9 +121,9 @@ class JdbcAsynchronousClaimCommitIT {
 					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
 	}
 
-	// the claim statement and the takeover that follows it share one transaction on a
-	// connection that does not auto-commit: the takeover must not inherit a relaxed
-	// commit
+	// the claim statement and the takeover that follows it
+	// share one transaction on a connection that does not
+	// auto-commit: the takeover must not inherit a relaxed commit
 	@Test
 	void takeoverOfAnExpiredRecordCommitsSynchronously() throws InterruptedException {
 		IdempotencyKey key = newKey();

@@ -204,10 +204,9 @@ class JdbcIdempotencyCleanerIT {
 		assertThat(cleaner.purgeExpired()).isEqualTo(30);
 		List<Double> batchEnds = this.jdbc
 			.queryForList("SELECT extract(epoch FROM at)::float8 FROM cleanup_batches ORDER BY at", Double.class);
-		// three full batches and the empty one that ends the run; each batch takes at
-		// least
-		// 200 ms, so a batch ends at least 200 ms + a pause of 2 x 200 ms after the one
-		// before
+		// three full batches and the empty one that ends the run;
+		// each batch takes at least 200 ms, so a batch ends at
+		// least 200 ms + a pause of 2 x 200 ms after the one before
 		assertThat(batchEnds).hasSize(4);
 		for (int i = 1; i < batchEnds.size(); i++) {
 			assertThat(batchEnds.get(i) - batchEnds.get(i - 1)).isGreaterThanOrEqualTo(0.6);

@@ -209,8 +209,8 @@ class JdbcRecordCompatibilityIT {
 		insertFixtureRows(version);
 		JdbcIdempotencyStore store = newStore();
 		IdempotencyKey claim = Record.PROCESSING.key();
-		// the lease lapsed: the first request to see it schedules the takeover a lease
-		// later
+		// the lease lapsed: the first request to see
+		// it schedules the takeover a lease later
 		Instant lapsed = RecordFixtures.CLAIMED_AT.plus(RecordFixtures.LEASE).plusSeconds(1);
 		setClock(lapsed);
 		assertThat(store.find(claim).orElseThrow().leaseExpiresAt()).isBefore(lapsed);
@@ -249,8 +249,8 @@ class JdbcRecordCompatibilityIT {
 							+ " (installed_rank, version, description, type, script, checksum, installed_by, "
 							+ "execution_time, success) VALUES (100, '99', 'added later', 'SQL', "
 							+ "'V99__added_later.sql', 0, current_user, 1, true)");
-			// an instance of this release restarting during the rollout, or after a
-			// rollback, starts...
+			// an instance of this release restarting during
+			// the rollout, or after a rollback, starts...
 			new JdbcIdempotencySchemaInitializer(later.dataSource()).initialize();
 			// ...and works on the table
 			JdbcIdempotencyStore store = new JdbcIdempotencyStore(later.dataSource());

@@ -64,8 +64,8 @@ class RedisIdempotencyStoreRoundTripIT {
 
 	private RedisMonitor monitor;
 
-	// what a claim costs on this server: a SET NX GET, or, before Redis 7.0, the claim
-	// script
+	// what a claim costs on this server: a SET NX
+	// GET, or, before Redis 7.0, the claim script
 	private String claimCommand;
 
 	@BeforeEach
@@ -98,8 +98,8 @@ class RedisIdempotencyStoreRoundTripIT {
 		OwnerToken owner = OwnerToken.generate();
 		assertOneCommand(this.claimCommand, () -> this.store.acquire(key, this.fingerprint, owner, LEASE, TTL),
 				AcquireResult.Acquired.class);
-		// a SET NX GET that finds the claim of another owner asks the script what to
-		// answer
+		// a SET NX GET that finds the claim of
+		// another owner asks the script what to answer
 		assertCommands(this.claimCommand.equals("set") ? List.of("set", "evalsha") : List.of("evalsha"),
 				() -> this.store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL),
 				AcquireResult.InProgress.class);

@@ -156,8 +156,8 @@ class RedisRecordCompatibilityIT {
 		assertThat(found.fingerprint()).isEqualTo(RecordFixtures.FINGERPRINT);
 		assertThat(found.owner()).isEqualTo(RecordFixtures.OWNER);
 		assertThat(found.response()).isNull();
-		// an unstamped claim: its creation time is derived from its claim TTL and the
-		// key's
+		// an unstamped claim: its creation time is
+		// derived from its claim TTL and the key's
 		assertThat(found.createdAt()).isBetween(before.minusSeconds(60), after.plusSeconds(60));
 		assertThat(Duration.between(found.createdAt(), found.leaseExpiresAt()))
 			.isBetween(RecordFixtures.LEASE.minusMillis(5), RecordFixtures.LEASE.plusMillis(5));
@@ -277,8 +277,8 @@ class RedisRecordCompatibilityIT {
 		return Arrays.copyOfRange(value, from, to);
 	}
 
-	// SET the value under the fixture's key, with the test's prefix in place of the
-	// default
+	// SET the value under the fixture's key, with
+	// the test's prefix in place of the default
 	private void rawSet(String version, Record record, byte[] value, Duration px) {
 		String key = readKeys(version).get(record.fileName());
 		assertThat(key).startsWith(RedisIdempotencyStore.DEFAULT_KEY_PREFIX);

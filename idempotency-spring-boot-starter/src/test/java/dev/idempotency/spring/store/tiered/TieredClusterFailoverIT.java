@@ -293,10 +293,8 @@ class TieredClusterFailoverIT {
 	}
 
 	// A manual failover is acknowledged at once and may then give up (a graceful one
-	// aborts
-	// when the replica has not caught up within Redis' manual-failover time-out, which a
-	// busy
-	// machine can exceed): ask again until the replica serves the slot.
+	// aborts when the replica has not caught up within Redis' manual-failover time-out,
+	// which a busy machine can exceed): ask again until the replica serves the slot.
 	private static void failOver(int replica, int slot, boolean takeover) {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
 		while (true) {

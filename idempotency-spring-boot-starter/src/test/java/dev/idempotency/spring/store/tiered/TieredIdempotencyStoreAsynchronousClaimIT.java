@@ -230,8 +230,8 @@ class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT
 		}
 	}
 
-	// what a PostgreSQL crash leaves of a claim committed asynchronously and not yet
-	// flushed: nothing
+	// what a PostgreSQL crash leaves of a claim committed
+	// asynchronously and not yet flushed: nothing
 	private static void loseDurableRecord(IdempotencyKey key) {
 		assertThat(new JdbcTemplate(dataSource).update("DELETE FROM idempotency_record WHERE id = ?",
 				(Object) key.digest()))

@@ -136,8 +136,8 @@ class TieredIdempotencyStoreLookupClaimTests {
 
 	@Test
 	void duplicateAfterFastTierLostARunningClaimRunsAgainAndTheFirstCompletionWins() {
-		// the failure window of the lookup claim mode, documented in
-		// docs/stores/tiered.md
+		// the failure window of the lookup claim
+		// mode, documented in docs/stores/tiered.md
 		OwnerToken first = OwnerToken.generate();
 		assertThat(this.store.acquire(this.key, this.fingerprint, first, LEASE, TTL))
 			.isEqualTo(new AcquireResult.Acquired(first));

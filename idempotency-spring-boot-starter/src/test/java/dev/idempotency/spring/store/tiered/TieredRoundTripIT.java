@@ -131,9 +131,9 @@ class TieredRoundTripIT {
 	void roundTripsOfEachPath() throws IOException {
 		Paths paths = measurePaths();
 
-		// Redis claim (a plain SET on Redis 7), Redis completion (a script); durable
-		// claim, durable
-		// completion (both writes: the claim is durable, see docs/architecture.md)
+		// Redis claim (a plain SET on Redis 7), Redis completion
+		// (a script); durable claim, durable completion (both
+		// writes: the claim is durable, see docs/architecture.md)
 		assertThat(paths.first().redis()).containsExactly(this.claim, "evalsha");
 		assertThat(paths.first().postgresql()).hasSize(2).allMatch(CountingDataSource::isWrite);
 		assertThat(paths.hotReplay().redis()).containsExactly(this.claim);
