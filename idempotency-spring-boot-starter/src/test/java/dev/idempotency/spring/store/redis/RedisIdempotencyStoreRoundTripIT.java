@@ -32,6 +32,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -58,25 +60,20 @@ class RedisIdempotencyStoreRoundTripIT {
 	private final StoredResponse response = new StoredResponse(200, List.of(),
 			"ok".getBytes(StandardCharsets.US_ASCII));
 
-	private LettuceConnectionFactory connectionFactory;
+	private RedisConnectionFactory connectionFactory;
 
 	private RedisIdempotencyStore store;
 
 	private RedisMonitor monitor;
 
-	// what a claim costs on this server: a SET NX
-	// GET, or, before Redis 7.0, the claim script
+	// what a claim costs on this server: a SET NX GET,
+	// or, before Redis 7.0, the claim script
 	private String claimCommand;
 
 	@BeforeEach
 	void setUp() throws IOException {
 		RedisTestServer.connectionFactory();
-		// a factory of its own whose commands all travel on one shared native connection
-		this.connectionFactory = new LettuceConnectionFactory(
-				LettuceConnectionFactory.createRedisConfiguration(RedisTestServer.uri()));
-		this.connectionFactory.setShareNativeConnection(true);
-		this.connectionFactory.afterPropertiesSet();
-		this.connectionFactory.start();
+		this.connectionFactory = createConnectionFactory();
 		this.store = new RedisIdempotencyStore(this.connectionFactory);
 		this.store.setKeyPrefix(this.prefix);
 		this.monitor = RedisMonitor.start(RedisTestServer.uri());
@@ -84,10 +81,25 @@ class RedisIdempotencyStoreRoundTripIT {
 	}
 
 	@AfterEach
-	void tearDown() throws IOException {
+	void tearDown() throws Exception {
 		this.monitor.close();
 		RedisTestServer.deleteKeys(this.connectionFactory, this.prefix);
-		this.connectionFactory.destroy();
+		((DisposableBean) this.connectionFactory).destroy();
+	}
+
+	/**
+	 * Create the started connection factory of one test, whose commands must all travel
+	 * on one connection for {@link RedisMonitor} to count them.
+	 * @return the connection factory
+	 */
+	protected RedisConnectionFactory createConnectionFactory() {
+		// a factory of its own whose commands all travel on one shared native connection
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				LettuceConnectionFactory.createRedisConfiguration(RedisTestServer.uri()));
+		factory.setShareNativeConnection(true);
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
 	}
 
 	@Test
