@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -53,6 +54,10 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 	private static final Log logger = LogFactory.getLog(ClientTimeoutWarnings.class);
 
 	private static final String LETTUCE_FACTORY = "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory";
+
+	private static final String JEDIS_FACTORY = "org.springframework.data.redis.connection.jedis.JedisConnectionFactory";
+
+	private static final String JEDIS = "redis.clients.jedis.Jedis";
 
 	// Lettuce's default command time-out, used when no time-out is configured
 	private static final Duration LETTUCE_DEFAULT = Duration.ofSeconds(60);
@@ -112,11 +117,15 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 	}
 
 	private void checkRedis(Duration bound) {
-		if (!ClassUtils.isPresent(LETTUCE_FACTORY, getClass().getClassLoader())) {
-			return;
+		ClassLoader classLoader = getClass().getClassLoader();
+		if (ClassUtils.isPresent(LETTUCE_FACTORY, classLoader)) {
+			LettuceTimeouts.commandTimeouts(this.beanFactory)
+				.forEach(
+						(timeout) -> warnIfAbove("spring.data.redis.timeout (Redis command time-out)", timeout, bound));
 		}
-		LettuceTimeouts.commandTimeouts(this.beanFactory)
-			.forEach((timeout) -> warnIfAbove("spring.data.redis.timeout (Redis command time-out)", timeout, bound));
+		if (ClassUtils.isPresent(JEDIS, classLoader) && ClassUtils.isPresent(JEDIS_FACTORY, classLoader)) {
+			JedisTimeouts.check(this.beanFactory, (setting, timeout) -> warnIfAbove(setting, timeout, bound));
+		}
 	}
 
 	private void checkJdbc(Duration bound) {
@@ -167,6 +176,35 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 					+ "lock-timeout (" + bound + "): a store that hangs can hold a lease renewal that long, so a "
 					+ "running handler could lose its key; set it below " + bound);
 		}
+	}
+
+	/**
+	 * Reads the time-outs of the Jedis connection factories; only loaded when Jedis is on
+	 * the class path. A Jedis command runs on the calling thread: it may wait for a
+	 * pooled connection, then for a new connection to open, then for the reply, each
+	 * bounded by a setting of its own.
+	 */
+	private static final class JedisTimeouts {
+
+		static void check(ListableBeanFactory beanFactory, BiConsumer<String, Duration> check) {
+			for (org.springframework.data.redis.connection.jedis.JedisConnectionFactory factory : beanFactory
+				.getBeansOfType(org.springframework.data.redis.connection.jedis.JedisConnectionFactory.class, false,
+						false)
+				.values()) {
+				org.springframework.data.redis.connection.jedis.JedisClientConfiguration client = factory
+					.getClientConfiguration();
+				check.accept("spring.data.redis.timeout (Jedis read time-out)", client.getReadTimeout());
+				check.accept("spring.data.redis.connect-timeout (Jedis connect time-out)", client.getConnectTimeout());
+				if (client.isUsePooling()) {
+					client.getPoolConfig()
+						.filter(org.apache.commons.pool2.impl.BaseObjectPoolConfig::getBlockWhenExhausted)
+						.ifPresent((pool) -> check.accept(
+								"spring.data.redis.jedis.pool.max-wait (wait for a pooled Jedis connection)",
+								pool.getMaxWaitDuration()));
+				}
+			}
+		}
+
 	}
 
 	/**

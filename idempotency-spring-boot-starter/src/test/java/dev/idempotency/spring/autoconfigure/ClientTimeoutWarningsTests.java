@@ -25,9 +25,12 @@ import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.JedisPoolConfig;
 
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -104,6 +107,52 @@ class ClientTimeoutWarningsTests {
 		this.beanFactory.registerSingleton("dataSource", this.dataSource);
 		this.beanFactory.registerSingleton("idempotencyStore", new RedisIdempotencyStore(factory));
 		assertThat(check()).singleElement().asString().startsWith("spring.data.redis.timeout");
+	}
+
+	@Test
+	void jedisDefaultsWarnOnlyOfAPoolThatWaitsForEver() {
+		redisOnJedis(JedisClientConfiguration.builder().usePooling().build());
+		assertThat(check()).singleElement()
+			.asString()
+			.startsWith("spring.data.redis.jedis.pool.max-wait")
+			.contains("not set")
+			.contains("PT10S");
+	}
+
+	@Test
+	void jedisTimeOutsAboveAThirdOfTheLockTimeoutAreEachNamed() {
+		JedisPoolConfig pool = new JedisPoolConfig();
+		pool.setMaxWait(Duration.ofSeconds(20));
+		redisOnJedis(JedisClientConfiguration.builder()
+			.readTimeout(Duration.ofSeconds(15))
+			.connectTimeout(Duration.ofSeconds(12))
+			.usePooling()
+			.poolConfig(pool)
+			.build());
+		assertThat(check()).satisfiesExactlyInAnyOrder(
+				(warning) -> assertThat(warning).startsWith("spring.data.redis.timeout (Jedis read time-out) is PT15S"),
+				(warning) -> assertThat(warning)
+					.startsWith("spring.data.redis.connect-timeout (Jedis connect time-out) is PT12S"),
+				(warning) -> assertThat(warning).startsWith("spring.data.redis.jedis.pool.max-wait").contains("PT20S"));
+	}
+
+	@Test
+	void jedisPoolThatFailsAtOnceWhenExhaustedAndTimeOutsWithinTheBoundAreQuiet() {
+		JedisPoolConfig pool = new JedisPoolConfig();
+		pool.setBlockWhenExhausted(false);
+		redisOnJedis(JedisClientConfiguration.builder().usePooling().poolConfig(pool).build());
+		assertThat(check()).isEmpty();
+		JedisPoolConfig bounded = new JedisPoolConfig();
+		bounded.setMaxWait(Duration.ofSeconds(2));
+		this.beanFactory.destroySingletons();
+		redisOnJedis(JedisClientConfiguration.builder().usePooling().poolConfig(bounded).build());
+		assertThat(check()).isEmpty();
+	}
+
+	private void redisOnJedis(JedisClientConfiguration client) {
+		JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(), client);
+		this.beanFactory.registerSingleton("redisConnectionFactory", factory);
+		this.beanFactory.registerSingleton("idempotencyStore", new RedisIdempotencyStore(factory));
 	}
 
 	private void tiered(LettuceClientConfiguration client, String jdbcUrl) {
