@@ -17,6 +17,9 @@
 #   BENCH_WARMUP [5] (s per endpoint)  BENCH_HEAP [512m]  BENCH_JFR [0] (1: JFR profile per JVM)
 #   BENCH_REDIS_SERVER [redis-server]  BENCH_REDIS_PORT [16379] (a private server is started there)
 #   BENCH_REDIS_CLUSTER [0] (1: a private Redis Cluster of 3 masters on BENCH_REDIS_PORT and the next two ports)
+#   BENCH_REDIS_CLIENT [lettuce] (jedis: Spring Data Redis on Jedis, a pool of 32 connections that
+#   waits at most 2 s for one; Jedis has no command metric, so the round trips the applications
+#   sent are not counted, only the commands Redis ran)
 #   BENCH_PG_HOST [127.0.0.1]  BENCH_PG_PORT [5432]  BENCH_PG_USER [postgres]  PGPASSWORD []
 #   BENCH_PG_DATABASE [httpbench] (created if missing; its bench tables are dropped at the end)
 #   BENCH_OUT [idempotency-sample-payments/target/httpbench]
@@ -41,6 +44,13 @@ RATE=${BENCH_RATE:-}
 REDIS_SERVER=${BENCH_REDIS_SERVER:-redis-server}
 REDIS_PORT=${BENCH_REDIS_PORT:-16379}
 REDIS_CLUSTER=${BENCH_REDIS_CLUSTER:-0}
+REDIS_CLIENT=${BENCH_REDIS_CLIENT:-lettuce}
+case $REDIS_CLIENT in
+	lettuce) CLIENT_ARGS=() ;;
+	jedis) CLIENT_ARGS=(--spring.data.redis.client-type=jedis --spring.data.redis.jedis.pool.max-active=32
+		--spring.data.redis.jedis.pool.max-idle=32 --spring.data.redis.jedis.pool.max-wait=2s) ;;
+	*) echo "unknown BENCH_REDIS_CLIENT: $REDIS_CLIENT (lettuce or jedis)" >&2; exit 2 ;;
+esac
 PG_HOST=${BENCH_PG_HOST:-127.0.0.1}
 PG_PORT=${BENCH_PG_PORT:-5432}
 PG_USER=${BENCH_PG_USER:-postgres}
@@ -144,7 +154,7 @@ else
 	REDIS_ARGS=(--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT")
 	REDIS_DESCRIPTION="single server on port $REDIS_PORT"
 fi
-echo "Redis: $REDIS_DESCRIPTION"
+echo "Redis: $REDIS_DESCRIPTION, client $REDIS_CLIENT"
 # a database of its own: pg_stat_database counts this benchmark's transactions only
 if [[ -z $("${PSQL[@]}" -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'") ]]; then
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE $PG_DB"
@@ -172,7 +182,7 @@ for app in "${APPS[@]}"; do
 		--idempotency.redis.key-prefix="httpbench:$app:" \
 		--idempotency.jdbc.table-name="httpbench_idem_$app" \
 		--idempotency.policies.tx.transactional="${TRANSACTIONAL[$app]}" \
-		"${REDIS_ARGS[@]}" \
+		"${REDIS_ARGS[@]}" "${CLIENT_ARGS[@]}" \
 		--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
 		--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
 		--spring.datasource.hikari.maximum-pool-size="${POOLS[$app]}" \
@@ -366,5 +376,6 @@ done
 	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f1-3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
 	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP${RATE:+ c16-rate=${RATE}/s}"
 	[[ $REDIS_CLUSTER != 1 ]] || echo "# Redis: $REDIS_DESCRIPTION"
+	[[ $REDIS_CLIENT == lettuce ]] || echo "# Redis client: $REDIS_CLIENT"
 } > "$OUT/environment.txt"
 python3 "$MODULE/src/bench/httpbench-report.py" "$RESULTS" "$OUT/environment.txt" | tee "$OUT/report.md"
