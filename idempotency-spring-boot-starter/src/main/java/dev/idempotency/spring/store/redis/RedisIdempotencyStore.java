@@ -49,8 +49,8 @@ import org.springframework.data.redis.core.types.Expiration;
 
 /**
  * {@link IdempotencyStore} on Redis, through any Spring Data Redis
- * {@link RedisConnectionFactory} (standalone, Sentinel or Cluster; tested on Lettuce and on
- * Jedis).
+ * {@link RedisConnectionFactory} (standalone, Sentinel or Cluster; tested on Lettuce and
+ * on Jedis).
  * <p>
  * <b>Atomic primitives.</b> Every operation is one round trip. A key is claimed with
  * <code>SET key claim NX PX ttl GET</code>: one plain command that either creates the
