@@ -108,14 +108,14 @@ def load(path):
             if len(cols) >= 15 and cols[14]:
                 sent_b, sent_a = parse_calls(cols[13]), parse_calls(cols[14])
                 sent = {c.lower(): sent_a[c] - sent_b.get(c, 0) for c in sent_a if sent_a[c] - sent_b.get(c, 0) > 0}
+            measured = {}
             if len(cols) >= 15 and cols[14]:
-                round_trips = sum(sent.values())
-            else:
-                # no client-side count: infer from the server's, where a script's inner
-                # commands count too
-                scripts = sum(n for c, n in commands.items() if c.startswith(("eval", "fcall")))
-                round_trips = (scripts + commands.get("del", 0)) if scripts else sum(commands.values())
-            measured = {"redis": round_trips / requests}
+                measured["redis"] = sum(sent.values()) / requests
+            elif not any(c.startswith(("eval", "fcall")) for c in commands):
+                # no client-side count (no Lettuce): without scripts, every command the
+                # server ran was sent; with scripts, their inner commands count too, and the
+                # round trips are not known
+                measured["redis"] = sum(commands.values()) / requests
             if len(pg_a) == 2 and len(pg_b) == 2:
                 measured["pg"] = (pg_a[0] - pg_b[0]) / requests
                 measured["pgw"] = (pg_a[1] - pg_b[1]) / requests
@@ -146,7 +146,8 @@ def table(runs, pass_):
         counted = [r for r in mine if "pg" in r["measured"]]
         last = counted[-1] if counted else mine[-1]
         sent = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["sent"].items()))
-        sent = f"{last['measured']['redis']:.2f}" + (f" ({sent})" if sent else "")
+        round_trips = last["measured"].get("redis")
+        sent = "n/a" if round_trips is None else f"{round_trips:.2f}" + (f" ({sent})" if sent else "")
         ran = sum(last["commands"].values())
         commands = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["commands"].items()))
         commands = f"{ran:.2f}" + (f" ({commands})" if commands else "")
