@@ -18,13 +18,10 @@ package dev.idempotency.spring.store.redis;
 
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
-import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import redis.clients.jedis.JedisPoolConfig;
 
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
 /**
@@ -43,15 +40,11 @@ class RedisIdempotencyStoreJedisIT extends AbstractIdempotencyStoreTests {
 
 	@BeforeAll
 	static void connect() {
-		TestServers.Redis redis = TestServers.redis();
 		JedisPoolConfig pool = new JedisPoolConfig();
 		// one connection for each of the race's threads, so that none waits for the pool
 		pool.setMaxTotal(64);
 		pool.setMaxIdle(64);
-		connectionFactory = new JedisConnectionFactory(new RedisStandaloneConfiguration(redis.host(), redis.port()),
-				JedisClientConfiguration.builder().usePooling().poolConfig(pool).build());
-		connectionFactory.afterPropertiesSet();
-		connectionFactory.start();
+		connectionFactory = RedisTestServer.jedisConnectionFactory(pool);
 	}
 
 	@AfterAll

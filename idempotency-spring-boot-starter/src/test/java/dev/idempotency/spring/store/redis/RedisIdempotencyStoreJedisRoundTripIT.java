@@ -16,13 +16,9 @@
 
 package dev.idempotency.spring.store.redis;
 
-import dev.idempotency.test.servers.TestServers;
 import redis.clients.jedis.JedisPoolConfig;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 
 /**
  * The round-trip budget of the Redis store on Jedis: the same single command per
@@ -35,17 +31,11 @@ class RedisIdempotencyStoreJedisRoundTripIT extends RedisIdempotencyStoreRoundTr
 
 	@Override
 	protected RedisConnectionFactory createConnectionFactory() {
-		TestServers.Redis redis = TestServers.redis();
 		JedisPoolConfig pool = new JedisPoolConfig();
 		pool.setMaxTotal(1);
 		// no PING of idle connections in the background: it would count as a command
 		pool.setTestWhileIdle(false);
-		JedisConnectionFactory factory = new JedisConnectionFactory(
-				new RedisStandaloneConfiguration(redis.host(), redis.port()),
-				JedisClientConfiguration.builder().usePooling().poolConfig(pool).build());
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
+		return RedisTestServer.jedisConnectionFactory(pool);
 	}
 
 }

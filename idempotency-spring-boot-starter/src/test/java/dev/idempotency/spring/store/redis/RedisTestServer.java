@@ -23,9 +23,13 @@ import java.util.UUID;
 
 import dev.idempotency.test.servers.TestServers;
 import io.lettuce.core.RedisURI;
+import redis.clients.jedis.JedisPoolConfig;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
@@ -53,6 +57,21 @@ final class RedisTestServer {
 			connectionFactory = TestServers.redis().connectionFactory();
 		}
 		return connectionFactory;
+	}
+
+	/**
+	 * Create a started, pooled Jedis connection factory to the test server.
+	 * @param pool the pool's configuration
+	 * @return the connection factory, to destroy after use
+	 */
+	static JedisConnectionFactory jedisConnectionFactory(JedisPoolConfig pool) {
+		TestServers.Redis redis = TestServers.redis();
+		JedisConnectionFactory factory = new JedisConnectionFactory(
+				new RedisStandaloneConfiguration(redis.host(), redis.port()),
+				JedisClientConfiguration.builder().usePooling().poolConfig(pool).build());
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
 	}
 
 	/**
