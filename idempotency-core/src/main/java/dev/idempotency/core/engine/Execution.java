@@ -83,6 +83,8 @@ public final class Execution implements AutoCloseable {
 
 	private volatile @Nullable CompletionOutcome outcome;
 
+	private volatile @Nullable IdempotencyStoreException failure;
+
 	Execution(IdempotencyEngine engine, IdempotencyKey key, IdempotencyPolicy policy, OwnerToken token) {
 		this.engine = engine;
 		this.key = key;
@@ -176,6 +178,16 @@ public final class Execution implements AutoCloseable {
 	}
 
 	/**
+	 * Return why the store failed, when this execution ended
+	 * {@link CompletionOutcome#FAILED}: the last failure of its completion or release.
+	 * @return the failure, or empty unless the execution ended so
+	 * @since 0.1.0
+	 */
+	public Optional<IdempotencyStoreException> failure() {
+		return Optional.ofNullable(this.failure);
+	}
+
+	/**
 	 * Return the expiry to advertise for a response completed now: the current time plus
 	 * the policy's TTL.
 	 * @return the instant
@@ -208,6 +220,22 @@ public final class Execution implements AutoCloseable {
 	public CompletionOutcome release() {
 		finish();
 		return end(doRelease());
+	}
+
+	/**
+	 * End the execution whose claim was made in the caller's transaction (a
+	 * {@link IdempotencyPolicy#transactional() transactional} policy), after that
+	 * transaction rolled back: the claim vanished with it, so the store is not asked to
+	 * release it (a store that keeps a copy of the claim outside the transaction releases
+	 * that copy when it learns of the rollback). The outcome is
+	 * {@link CompletionOutcome#RELEASED}. Has no effect once the execution has ended.
+	 * @since 0.1.0
+	 */
+	public void rolledBack() {
+		if (this.finished.compareAndSet(false, true)) {
+			stopHeartbeat();
+			end(CompletionOutcome.RELEASED);
+		}
 	}
 
 	/**
@@ -255,6 +283,7 @@ public final class Execution implements AutoCloseable {
 			}
 		}
 		IdempotencyStoreException cause = failure;
+		this.failure = cause;
 		logger.log(Level.SEVERE, cause, () -> "Could not store the response of key '" + this.key
 				+ "': the record stays in progress until its lease lapses");
 		return CompletionOutcome.FAILED;
@@ -266,6 +295,7 @@ public final class Execution implements AutoCloseable {
 					: CompletionOutcome.FENCED;
 		}
 		catch (IdempotencyStoreException ex) {
+			this.failure = ex;
 			this.engine.listener().onStoreFailure(this.key, "release", ex);
 			logger.log(Level.WARNING, ex,
 					() -> "Could not release key '" + this.key + "': it stays in progress until its lease lapses");

@@ -24,6 +24,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
@@ -85,7 +86,7 @@ final class TransactionalMode {
 					+ manager.getClass().getName() + " manages " + ((managed != null) ? managed : "no DataSource"));
 		}
 		jdbcStore.setTransactionalClaims(true);
-		filter.setTransactionManager(manager);
+		filter.setRequestTransactions(new RequestTransactions(manager, jdbcStore.getDataSource()));
 	}
 
 	private static JdbcIdempotencyStore durableStore(IdempotencyStore store, String subject) {

@@ -63,6 +63,11 @@ final class AfterTransaction implements TransactionSynchronization {
 		if (status == STATUS_COMMITTED && this.outcome != null) {
 			this.execution.complete(this.outcome);
 		}
+		else if (status == STATUS_ROLLED_BACK && this.execution.policy().transactional()) {
+			// the claim joined the transaction (see TransactionalClaims) and vanished
+			// with it
+			this.execution.rolledBack();
+		}
 		else {
 			// rolled back, or unknown: nothing to replay; a retry runs the call again
 			this.execution.close();

@@ -36,6 +36,7 @@ import dev.idempotency.core.engine.StatusSet;
 import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
 import dev.idempotency.spring.method.StoredResults.NotStorableException;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.EndpointPolicy;
 import org.apache.commons.logging.Log;
@@ -271,7 +272,7 @@ public final class IdempotencyTemplate {
 		IdempotencyKey key = key(operation, scope, clientKey);
 		JavaType type = this.settings.jsonMapper.constructType(resultType);
 		RequestFingerprint fingerprint = fingerprint(policy.endpoint, operation, request);
-		Decision decision = this.settings.engine.begin(key, fingerprint, policy.engine);
+		Decision decision = this.settings.engine.begin(key, fingerprint, policy.engine());
 		if (decision instanceof Decision.Execute execute) {
 			return run(execute.execution(), policy, type, action);
 		}
@@ -434,15 +435,28 @@ public final class IdempotencyTemplate {
 		// an outcome has no HTTP status: every one is stored
 		private final IdempotencyPolicy engine;
 
+		// the same, for a call whose claim joins the transaction of a transactional
+		// request: the transaction holds the claim, which needs no lease renewed
+		private final IdempotencyPolicy joined;
+
 		private final DeterministicExceptions deterministic;
 
 		Policy(EndpointPolicy endpoint, DeterministicExceptions deterministic) {
 			this.endpoint = endpoint;
 			IdempotencyPolicy policy = endpoint.policy();
-			this.engine = new IdempotencyPolicy(policy.name(), policy.ttl(), policy.lockTimeout(),
-					policy.inFlightWait(), policy.onStoreFailure(), StatusSet.of(), policy.unavailableRetryAfter(),
-					policy.inProgressRetryAfter(), false);
+			this.engine = engine(policy, false);
+			this.joined = engine(policy, true);
 			this.deterministic = deterministic;
+		}
+
+		IdempotencyPolicy engine() {
+			return (TRANSACTIONS_PRESENT && TransactionalClaims.isActive()) ? this.joined : this.engine;
+		}
+
+		private static IdempotencyPolicy engine(IdempotencyPolicy policy, boolean transactional) {
+			return new IdempotencyPolicy(policy.name(), policy.ttl(), policy.lockTimeout(), policy.inFlightWait(),
+					policy.onStoreFailure(), StatusSet.of(), policy.unavailableRetryAfter(),
+					policy.inProgressRetryAfter(), transactional);
 		}
 
 	}

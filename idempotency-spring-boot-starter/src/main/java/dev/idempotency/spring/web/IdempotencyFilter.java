@@ -31,6 +31,8 @@ import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.transaction.RequestTransaction;
+import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation;
@@ -45,7 +47,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -172,7 +173,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private @Nullable IdempotencyObservationConvention observationConvention;
 
-	private @Nullable PlatformTransactionManager transactionManager;
+	private @Nullable RequestTransactions requestTransactions;
 
 	/**
 	 * Create a filter.
@@ -314,15 +315,15 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
-	 * Set the transaction manager of the store's data source, which the requests of
-	 * transactional policies run in: the claim, the handler's own transactional work and
-	 * the stored response commit together, before the response is written. Required when
-	 * a policy is transactional.
-	 * @param transactionManager the transaction manager, or {@code null} for none
+	 * Set what begins the transactions that the requests of transactional policies run
+	 * in, on the transaction manager of the store's data source: the claim, the handler's
+	 * own transactional work and the stored response commit together, before the response
+	 * is written. Required when a policy is transactional.
+	 * @param requestTransactions the request transactions, or {@code null} for none
 	 * @see IdempotencyPolicy#transactional()
 	 */
-	public void setTransactionManager(@Nullable PlatformTransactionManager transactionManager) {
-		this.transactionManager = transactionManager;
+	public void setRequestTransactions(@Nullable RequestTransactions requestTransactions) {
+		this.requestTransactions = requestTransactions;
 	}
 
 	/**
@@ -527,14 +528,14 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	private void beginInTransaction(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy requestPolicy,
 			EndpointPolicy policy, BufferedRequestWrapper request, HttpServletResponse response, FilterChain chain,
 			RequestObservation observation) throws ServletException, IOException {
-		PlatformTransactionManager manager = this.transactionManager;
-		if (manager == null) {
+		RequestTransactions transactions = this.requestTransactions;
+		if (transactions == null) {
 			throw new IllegalStateException(
 					"Policy '" + policy.name() + "' is transactional, but the filter has no transaction manager");
 		}
 		RequestTransaction transaction;
 		try {
-			transaction = RequestTransaction.begin(manager);
+			transaction = transactions.begin(requestPolicy.lockTimeout());
 		}
 		catch (IdempotencyStoreException ex) {
 			// no connection could be had, or the database is down: the store failed
@@ -600,7 +601,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			transaction.rollback();
 			return true;
 		}
-		return transaction.commit() == null;
+		return transaction.commitDecision();
 	}
 
 }

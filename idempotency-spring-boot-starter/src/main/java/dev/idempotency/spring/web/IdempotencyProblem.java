@@ -69,6 +69,14 @@ public enum IdempotencyProblem {
 	STORE_UNAVAILABLE("idempotency-store-unavailable", 503, "Idempotency store unavailable"),
 
 	/**
+	 * On a transactional endpoint, the handler answered with a success but its
+	 * transaction could not commit (its own work marked it rollback-only, one of its
+	 * statements failed, or the database refused the commit), so nothing of the request
+	 * persisted and the key is free (500). A retry runs the handler again.
+	 */
+	TRANSACTION_ROLLED_BACK("transaction-rolled-back", 500, "Request rolled back"),
+
+	/**
 	 * The first request completed, but its response was larger than the policy's
 	 * {@code max-response-body}, so only its status was kept (410). The original status
 	 * is in the {@code originalStatus} member. Retrying does not help.

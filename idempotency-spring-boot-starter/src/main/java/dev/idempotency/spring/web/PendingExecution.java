@@ -25,6 +25,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
+import dev.idempotency.spring.transaction.RequestTransaction;
 import io.micrometer.observation.Observation;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -249,9 +250,17 @@ final class PendingExecution {
 		// only what every instance can read back: beyond the codec's limits, the status
 		// and the headers that fit, as for a body over max-response-body
 		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
-		CompletionOutcome outcome = this.execution.complete(stored);
-		if (this.transaction != null && !endTransaction(outcome, request, capture)) {
-			return;
+		CompletionOutcome outcome;
+		if (this.transaction != null) {
+			RequestTransaction.Ending ending = this.transaction.complete(this.execution, stored);
+			if (!endTransaction(ending, status, request, capture)) {
+				return;
+			}
+			outcome = (ending.kind() == RequestTransaction.Ending.Kind.COMMITTED) ? CompletionOutcome.STORED
+					: CompletionOutcome.RELEASED;
+		}
+		else {
+			outcome = this.execution.complete(stored);
 		}
 		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {
 			logger.warn("Response of key '" + this.execution.key() + "' (policy '" + this.policy.name() + "') "
@@ -272,49 +281,40 @@ final class PendingExecution {
 		capture.writeBufferedBody();
 	}
 
-	// Commit a stored response, roll back any other: false when the response must not
-	// reach the client, which is then answered with a problem instead
-	private boolean endTransaction(CompletionOutcome outcome, HttpServletRequest request,
+	// Whether the client gets the handler's response after the request's transaction
+	// ended so; false when it must not (a success whose work did not commit), and the
+	// client is answered with the problem that names why instead
+	private boolean endTransaction(RequestTransaction.Ending ending, int status, HttpServletRequest request,
 			CapturingResponseWrapper capture) throws IOException {
-		RequestTransaction transaction = this.transaction;
-		boolean outcomeUnknown = false;
-		if (outcome == CompletionOutcome.STORED) {
-			Exception failure = transaction.commit();
-			if (failure == null) {
-				return true;
-			}
-			outcomeUnknown = RequestTransaction.isOutcomeUnknown(failure);
-			if (outcomeUnknown) {
-				logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name()
-						+ "') lost its connection during the commit: whether it committed is unknown (a retry is"
-						+ " answered with the stored response if it did, or runs the handler again), and the client"
-						+ " is answered so", failure);
-			}
-			else {
-				logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name()
-						+ "') did not commit: nothing of the request persisted, and the client is answered that it"
-						+ " was not processed", failure);
-			}
-			this.observation.error(failure);
-			this.observation.completionOverridden(CompletionOutcome.FAILED);
+		RequestTransaction.Ending.Kind kind = ending.kind();
+		if (kind == RequestTransaction.Ending.Kind.COMMITTED || kind == RequestTransaction.Ending.Kind.RELEASED) {
+			return true;
 		}
-		else {
-			transaction.rollback();
-			if (outcome == CompletionOutcome.RELEASED) {
-				// the handler's own answer that a retry should run it again: true, since
-				// nothing of it persisted
-				return true;
-			}
+		boolean handlerAnswers = ending.answersWithHandlerResponse(status);
+		logger.warn("Transaction of key '" + this.execution.key() + "' (policy '" + this.policy.name() + "') "
+				+ ((kind == RequestTransaction.Ending.Kind.OUTCOME_UNKNOWN)
+						? "lost its connection during the commit: whether it committed is unknown (a retry is answered"
+								+ " with the stored response if it did, or runs the handler again)"
+						: "was rolled back: " + ending.reason() + "; nothing of the request persisted and the key is"
+								+ " free")
+				+ (handlerAnswers ? "; the client is answered with the handler's status " + status
+						: "; the client is answered with a problem"),
+				ending.failure());
+		if (handlerAnswers) {
+			this.observation.completionOverridden(CompletionOutcome.RELEASED);
+			return true;
 		}
-		// fenced or not written: the response describes work that was rolled back
+		this.observation.error((ending.failure() != null) ? ending.failure()
+				: new IllegalStateException("Transaction rolled back: " + ending.reason()));
+		this.observation.completionOverridden(CompletionOutcome.FAILED);
 		HttpServletResponse response = (HttpServletResponse) capture.getResponse();
 		response.reset();
+		String key = this.execution.key().key();
 		Duration retryAfter = ProblemResponses.wholeSeconds(this.execution.policy().unavailableRetryAfter());
-		if (outcomeUnknown) {
-			this.problems.commitOutcomeUnknown(request, response, this.execution.key().key(), retryAfter);
-		}
-		else {
-			this.problems.storeUnavailable(request, response, this.execution.key().key(), retryAfter);
+		switch (kind) {
+			case OUTCOME_UNKNOWN -> this.problems.commitOutcomeUnknown(request, response, key, retryAfter);
+			case CONNECTION_LOST -> this.problems.storeUnavailable(request, response, key, retryAfter);
+			default -> this.problems.rolledBack(request, response, key, String.valueOf(ending.reason()));
 		}
 		return false;
 	}

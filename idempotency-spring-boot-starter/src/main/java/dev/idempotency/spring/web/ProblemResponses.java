@@ -173,6 +173,14 @@ final class ProblemResponses {
 				key, retryAfter, -1);
 	}
 
+	void rolledBack(HttpServletRequest request, HttpServletResponse response, String key, String reason)
+			throws IOException {
+		this.writer.write(request, response, IdempotencyProblem.TRANSACTION_ROLLED_BACK,
+				"The request's transaction was rolled back (" + reason + "), so nothing of it was processed; "
+						+ "a retry with the same key runs it again.",
+				key, null, -1);
+	}
+
 	void notApplied(HttpServletRequest request, HttpServletResponse response) throws IOException {
 		this.writer.write(request, response, IdempotencyProblem.NOT_APPLIED,
 				"This endpoint is idempotent, but the server did not recognise this request as one of its "

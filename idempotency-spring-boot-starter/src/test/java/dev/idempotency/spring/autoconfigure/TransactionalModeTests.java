@@ -24,6 +24,7 @@ import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
@@ -61,7 +62,10 @@ class TransactionalModeTests {
 		this.runner.withUserConfiguration(SameDataSource.class).run((context) -> {
 			assertThat(context).hasNotFailed();
 			IdempotencyFilter filter = context.getBean(IdempotencyFilter.class);
-			assertThat(ReflectionTestUtils.getField(filter, "transactionManager"))
+			RequestTransactions transactions = (RequestTransactions) ReflectionTestUtils.getField(filter,
+					"requestTransactions");
+			assertThat(transactions).isNotNull();
+			assertThat(transactions.getTransactionManager())
 				.isSameAs(context.getBean(PlatformTransactionManager.class));
 			assertThat(context.getBean(JdbcIdempotencyStore.class).isTransactionalClaims()).isTrue();
 		});
@@ -72,7 +76,8 @@ class TransactionalModeTests {
 		new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
 			.withUserConfiguration(SameDataSource.class)
 			.run((context) -> {
-				assertThat(ReflectionTestUtils.getField(context.getBean(IdempotencyFilter.class), "transactionManager"))
+				assertThat(
+						ReflectionTestUtils.getField(context.getBean(IdempotencyFilter.class), "requestTransactions"))
 					.isNull();
 				assertThat(context.getBean(JdbcIdempotencyStore.class).isTransactionalClaims()).isFalse();
 			});

@@ -28,7 +28,9 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
@@ -136,7 +138,7 @@ public final class TransactionPerOperationStore implements IdempotencyStore {
 		TransactionStatus status = this.manager.getTransaction(DEFINITION);
 		TransactionalClaims.Scope claims;
 		try {
-			claims = TransactionalClaims.open();
+			claims = TransactionalClaims.open(((DataSourceTransactionManager) this.manager).getDataSource());
 		}
 		catch (RuntimeException ex) {
 			this.manager.rollback(status);

@@ -24,6 +24,8 @@ import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +60,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -239,12 +242,14 @@ abstract class AbstractTransactionalModeIT {
 	void responseWhoseCommitFailsNeverReachesTheClientAndNothingPersists() throws Exception {
 		String key = newKey();
 		HttpResponse<String> failed = post(this.a, key, "commit", "break-commit");
-		assertThat(failed.statusCode()).isEqualTo(503);
+		// the real cause: the application's transaction, not the store
+		assertThat(failed.statusCode()).isEqualTo(500);
 		assertThat(failed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		assertThat(failed.body()).contains("store-unavailable")
-			.contains("was not processed")
+		assertThat(failed.body()).contains("transaction-rolled-back")
+			.contains("commit failed")
+			.contains("nothing of it was processed")
+			.doesNotContain("store-unavailable")
 			.doesNotContain("\"entries\"");
-		assertThat(failed.headers().firstValue("Retry-After")).isPresent();
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
 		// measured as a completion that failed, not as a stored response; the
@@ -318,10 +323,217 @@ abstract class AbstractTransactionalModeIT {
 		assertThat(audits(key)).isEqualTo(2);
 	}
 
+	@Test
+	void businessRejectionOfATransactionalServiceIsTheHandlersAnswerAndTheRetryRunsAgain() throws Exception {
+		String key = newKey();
+		HttpResponse<String> rejected = post(this.a, key, "taken", "reject");
+		// the handler's own 422, not a 503: its service marked the transaction
+		// rollback-only
+		assertThat(rejected.statusCode()).isEqualTo(422);
+		assertThat(rejected.body()).isEqualTo("{\"error\":\"rejected\"}");
+		assertThat(entries(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		// nothing of it persisted, so nothing is stored either: the retry runs the
+		// handler
+		// at once, on either instance, instead of waiting out a lease
+		HttpResponse<String> retry = post(this.b, key, "taken", "reject");
+		assertThat(retry.statusCode()).isEqualTo(422);
+		assertThat(controller(this.a).runs(key) + controller(this.b).runs(key)).isEqualTo(2);
+		HttpResponse<String> accepted = post(this.a, key, "taken", "");
+		assertThat(accepted.statusCode()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+		assertThat(recordStatus(key)).isEqualTo("C");
+	}
+
+	@Test
+	void successOnARollbackOnlyTransactionIsNeverSentAndTheProblemNamesTheRollback() throws Exception {
+		String key = newKey();
+		HttpResponse<String> swallowed = post(this.a, key, "swallowed", "swallow");
+		assertThat(swallowed.statusCode()).isEqualTo(500);
+		assertThat(swallowed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(swallowed.body()).contains("transaction-rolled-back")
+			.contains("rollback-only")
+			.doesNotContain("store-unavailable")
+			.doesNotContain("\"entries\"");
+		assertThat(entries(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		HttpResponse<String> retry = post(this.b, key, "swallowed", "");
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(entries(key)).isOne();
+	}
+
+	@Test
+	void failedStatementOfTheHandlerFreesTheKeyAtOnceInEveryTier() throws Exception {
+		String key = newKey();
+		// PostgreSQL aborted the transaction: the release cannot run in it
+		assertThat(post(this.a, key, "dup", "break-statement").statusCode()).isEqualTo(500);
+		assertThat(entries(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		HttpResponse<String> retry = post(this.b, key, "dup", "");
+		assertThat(retry.statusCode()).as("the retry, at once: %s", retry.body()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+	}
+
+	@Test
+	void failedStatementThatTheHandlerAnswersItselfIsItsAnswerAndTheRetryRunsAgain() throws Exception {
+		String key = newKey();
+		HttpResponse<String> conflict = post(this.a, key, "dup", "break-statement-caught");
+		assertThat(conflict.statusCode()).isEqualTo(409);
+		assertThat(conflict.body()).isEqualTo("{\"error\":\"duplicate\"}");
+		assertThat(entries(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		HttpResponse<String> retry = post(this.b, key, "dup", "");
+		assertThat(retry.statusCode()).as("the retry, at once: %s", retry.body()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+	}
+
+	@Test
+	void idempotentMethodInsideTheRequestCommitsWithItAndRunsOnce() throws Exception {
+		String key = newKey();
+		String nestedKey = newKey();
+		// slower than a third of the method's lock timeout: its claim is the
+		// transaction's,
+		// which no heartbeat on another connection can see
+		HttpResponse<String> first = post(this.a, key, "nested",
+				Map.of("X-Nested", nestedKey, "X-Nested-Millis", "700"));
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(nestedEntries(nestedKey)).isOne();
+		assertThat(awaitRecordStatus(nestedKey, "C")).isEqualTo("C");
+		// called again, on the other instance and outside any request: replayed
+		assertThat(nested(this.b).apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested(this.a).runs(nestedKey) + nested(this.b).runs(nestedKey)).isOne();
+		assertThat(nestedEntries(nestedKey)).isOne();
+		for (ConfigurableApplicationContext instance : List.of(this.a, this.b)) {
+			assertThat(instance.getBean(MeterRegistry.class)
+				.find("idempotency.fencing.rejections")
+				.tag("policy", "nested")
+				.counters())
+				.allSatisfy((counter) -> assertThat(counter.count()).as(counter.getId().toString()).isZero());
+		}
+	}
+
+	@Test
+	void idempotentMethodOfARolledBackRequestRollsBackWithItAndRunsAgain() throws Exception {
+		String key = newKey();
+		String nestedKey = newKey();
+		assertThat(post(this.a, key, "nested", Map.of("X-Nested", nestedKey, "X-Mode", "fail")).statusCode())
+			.isEqualTo(500);
+		assertThat(nestedEntries(nestedKey)).isZero();
+		assertThat(recordStatus(nestedKey)).isNull();
+		assertThat(post(this.b, key, "nested", Map.of("X-Nested", nestedKey)).statusCode()).isEqualTo(201);
+		assertThat(nestedEntries(nestedKey)).isOne();
+		assertThat(awaitRecordStatus(nestedKey, "C")).isEqualTo("C");
+	}
+
+	@Test
+	void idempotentMethodCalledFromAnAfterCommitListenerRunsOnceOnItsOwnConnections() throws Exception {
+		String key = newKey();
+		String listenerKey = newKey();
+		HttpResponse<String> first = post(this.a, key, "event", Map.of("X-After-Commit", listenerKey));
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(awaitRecordStatus(listenerKey, "C")).isEqualTo("C");
+		assertThat(nestedEntries(listenerKey)).isOne();
+		assertThat(nested(this.b).apply(listenerKey, 0)).isEqualTo("applied " + listenerKey);
+		assertThat(nested(this.a).runs(listenerKey) + nested(this.b).runs(listenerKey)).isOne();
+		assertThat(nestedEntries(listenerKey)).isOne();
+	}
+
+	@Test
+	void duplicateOfARequestThatTookAnExpiredKeyOverIsAnsweredWithoutWaitingForIt() throws Exception {
+		String key = newKey();
+		assertThat(post(this.a, key, "expiring", "").statusCode()).isEqualTo(201);
+		// the record expires, and Redis forgets it: the next request takes the row over
+		this.jdbc.update("UPDATE idempotency_record SET expires_at = now() - INTERVAL '1 second' WHERE idem_key = ?",
+				key);
+		deleteRedisKeys();
+		controller(this.a).hold(key);
+		CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> {
+			try {
+				return post(this.a, key, "expiring", "");
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		try {
+			assertThat(controller(this.a).awaitEntered(key)).isTrue();
+			deleteRedisKeys();
+			long started = System.nanoTime();
+			HttpResponse<String> duplicate = post(this.b, key, "expiring", "");
+			Duration waited = Duration.ofNanos(System.nanoTime() - started);
+			assertThat(duplicate.statusCode()).isEqualTo(409);
+			// the first request stays held until the test lets it go: a duplicate that
+			// queued behind its row lock would not have been answered yet
+			assertThat(waited).isLessThan(Duration.ofSeconds(4));
+			assertThat(first).isNotDone();
+		}
+		finally {
+			controller(this.a).release(key);
+		}
+		assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+		assertThat(entries(key)).isEqualTo(2);
+		assertThat(recordStatus(key)).isEqualTo("C");
+	}
+
+	@Test
+	void handlerHungPastTheLockTimeoutCannotHoldItsKeyAndItsWorkNeverCommits() throws Exception {
+		String key = newKey();
+		controller(this.a).hold(key);
+		CompletableFuture<HttpResponse<String>> hung = CompletableFuture.supplyAsync(() -> {
+			try {
+				return post(this.a, "/ledger/quick", key, "hung", Map.of());
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		HttpResponse<String> retry;
+		try {
+			assertThat(controller(this.a).awaitEntered(key)).isTrue();
+			// the policy's lock timeout is 1 s: PostgreSQL ends the idle transaction,
+			// which
+			// frees the key in PostgreSQL, and the Redis claim's lease runs out
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			do {
+				Thread.sleep(250);
+				retry = post(this.b, "/ledger/quick", key, "hung", Map.of());
+			}
+			while (retry.statusCode() == 409 && System.nanoTime() < deadline);
+			assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
+			assertThat(hung).isNotDone();
+		}
+		finally {
+			controller(this.a).release(key);
+		}
+		HttpResponse<String> late = hung.get(30, TimeUnit.SECONDS);
+		// its work was rolled back with its transaction: never a success
+		assertThat(late.statusCode()).as(late.body()).isIn(500, 503);
+		assertThat(late.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(entries(key)).isOne();
+		assertThat(recordStatus(key)).isEqualTo("C");
+		HttpResponse<String> replay = post(this.a, "/ledger/quick", key, "hung", Map.of());
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replay.body()).isEqualTo(retry.body());
+		assertThat(entries(key)).isOne();
+	}
+
 	private ConfigurableApplicationContext start(String instance) {
 		Map<String, Object> properties = TransactionalTestApplication.properties(storeType(), this.prefix);
 		LettuceConnectionFactory redis = this.redis;
-		DataSource dataSource = this.dataSource;
+		// as a pool configured with auto-commit=false hands out connections (JPA
+		// applications often do): a statement run outside a transaction is lost unless
+		// it is committed
+		DataSource dataSource = new DelegatingDataSource(this.dataSource) {
+
+			@Override
+			public Connection getConnection() throws SQLException {
+				Connection connection = super.getConnection();
+				connection.setAutoCommit(false);
+				return connection;
+			}
+
+		};
 		return new SpringApplicationBuilder(TransactionalTestApplication.class).properties(properties)
 			.initializers((context) -> {
 				GenericApplicationContext generic = (GenericApplicationContext) context;
@@ -339,8 +551,13 @@ abstract class AbstractTransactionalModeIT {
 
 	private HttpResponse<String> post(ConfigurableApplicationContext instance, String key, String body,
 			Map<String, String> headers) throws IOException, InterruptedException {
+		return post(instance, "/ledger", key, body, headers);
+	}
+
+	private HttpResponse<String> post(ConfigurableApplicationContext instance, String path, String key, String body,
+			Map<String, String> headers) throws IOException, InterruptedException {
 		int port = ((WebServerApplicationContext) instance).getWebServer().getPort();
-		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/ledger"))
+		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
 			.header("Content-Type", "text/plain")
 			.header("Idempotency-Key", key)
 			.POST(BodyPublishers.ofString(body, StandardCharsets.UTF_8));
@@ -354,6 +571,27 @@ abstract class AbstractTransactionalModeIT {
 
 	private long entries(String key) {
 		return new LedgerRows(this.jdbc).count("ledger_entry", key);
+	}
+
+	private long nestedEntries(String key) {
+		Long count = this.jdbc.queryForObject("SELECT count(*) FROM nested_entry WHERE idem_key = ?", Long.class, key);
+		return (count != null) ? count : 0;
+	}
+
+	// the method's result is stored after the request's commit, which the client may see
+	// first
+	private @Nullable String awaitRecordStatus(String key, String expected) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		String status = recordStatus(key);
+		while (!expected.equals(status) && System.nanoTime() < deadline) {
+			Thread.sleep(20);
+			status = recordStatus(key);
+		}
+		return status;
+	}
+
+	private static TransactionalTestApplication.NestedWork nested(ConfigurableApplicationContext instance) {
+		return instance.getBean(TransactionalTestApplication.NestedWork.class);
 	}
 
 	private long audits(String key) {

@@ -108,6 +108,9 @@ class JpaTransactionalModeIT {
 		properties.put("idempotency.store.type", "jdbc");
 		properties.put("idempotency.policies.ledger.transactional", "true");
 		properties.put("idempotency.policies.ledger.lock-timeout", "5s");
+		// the application's other idempotent endpoint and method
+		properties.put("idempotency.policies.quick.transactional", "true");
+		properties.put("idempotency.policies.nested.lock-timeout", "900ms");
 		DataSource dataSource = this.dataSource;
 		this.app = new SpringApplicationBuilder(TransactionalTestApplication.class, JpaConfiguration.class)
 			.properties(properties)

@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -28,18 +29,25 @@ import dev.idempotency.spring.web.Idempotent;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.event.TransactionPhase;
+import org.springframework.transaction.event.TransactionalEventListener;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
@@ -72,6 +80,13 @@ class TransactionalTestApplication {
 				id bigserial PRIMARY KEY,
 				idem_key text NOT NULL
 			);
+			CREATE TABLE IF NOT EXISTS nested_entry (
+				id bigserial PRIMARY KEY,
+				idem_key text NOT NULL
+			);
+			CREATE TABLE IF NOT EXISTS unique_guard (
+				value int PRIMARY KEY
+			);
 			CREATE TABLE IF NOT EXISTS commit_guard (
 				value int,
 				CONSTRAINT commit_guard_unique UNIQUE (value) DEFERRABLE INITIALLY DEFERRED
@@ -99,6 +114,13 @@ class TransactionalTestApplication {
 		properties.put("idempotency.redis.key-prefix", prefix);
 		properties.put("idempotency.policies.ledger.transactional", "true");
 		properties.put("idempotency.policies.ledger.lock-timeout", "5s");
+		// the ledger's short-lived twin (/ledger/quick): its transaction times out after
+		// 1 s
+		properties.put("idempotency.policies.quick.transactional", "true");
+		properties.put("idempotency.policies.quick.lock-timeout", "1s");
+		// the idempotent method that handlers and listeners call: a heartbeat every
+		// 300 ms
+		properties.put("idempotency.policies.nested.lock-timeout", "900ms");
 		return properties;
 	}
 
@@ -124,6 +146,20 @@ class TransactionalTestApplication {
 			this.jdbc.update("INSERT INTO audit_entry (idem_key) VALUES (?)", key);
 		}
 
+		// a business rejection after a write: the exception marks the request's
+		// transaction, which this method joins, rollback-only
+		@Transactional
+		void recordAndReject(String key, String body) {
+			this.jdbc.update("INSERT INTO ledger_entry (idem_key, body) VALUES (?, ?)", key, body);
+			throw new Rejected("key " + key + " is rejected");
+		}
+
+		// an immediate unique constraint, broken: the statement fails and PostgreSQL
+		// aborts the transaction, which Spring does not mark (no @Transactional here)
+		void breakAStatement() {
+			this.jdbc.update("INSERT INTO unique_guard (value) VALUES (1), (1)");
+		}
+
 		// a deferred unique constraint, broken twice over: the commit fails
 		@Transactional
 		void breakTheCommit() {
@@ -147,8 +183,17 @@ class TransactionalTestApplication {
 
 		private final Map<String, Runnable> beforeCommit = new ConcurrentHashMap<>();
 
-		LedgerController(Ledger ledger, PlatformTransactionManager transactionManager, DataSource dataSource) {
+		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+		private final NestedWork nested;
+
+		private final ApplicationEventPublisher events;
+
+		LedgerController(Ledger ledger, PlatformTransactionManager transactionManager, DataSource dataSource,
+				NestedWork nested, ApplicationEventPublisher events) {
 			this.ledger = ledger;
+			this.nested = nested;
+			this.events = events;
 			this.transactionTemplate = new TransactionTemplate(transactionManager);
 			// no annotation, no template: it joins the transaction bound to the thread
 			this.jdbcClient = JdbcClient.create(dataSource);
@@ -159,7 +204,12 @@ class TransactionalTestApplication {
 		ResponseEntity<String> post(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
 				@RequestHeader(name = "X-Mode", defaultValue = "") String mode,
 				@RequestHeader(name = "X-Write", defaultValue = "service") String write,
-				@RequestHeader(name = "X-Audit", defaultValue = "false") boolean audit) throws InterruptedException {
+				@RequestHeader(name = "X-Audit", defaultValue = "false") boolean audit,
+				@RequestHeader(name = "X-Nested", defaultValue = "") String nestedKey,
+				@RequestHeader(name = "X-Nested-Millis", defaultValue = "0") long nestedMillis,
+				@RequestHeader(name = "X-After-Commit", defaultValue = "") String afterCommitKey)
+				throws InterruptedException {
+			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 			long entries = switch (write) {
 				case "service" -> this.ledger.record(key, body);
 				case "template" -> this.transactionTemplate.execute((status) -> this.ledger.record(key, body));
@@ -176,6 +226,12 @@ class TransactionalTestApplication {
 			}
 			if (audit) {
 				this.ledger.audit(key);
+			}
+			if (!nestedKey.isEmpty()) {
+				this.nested.apply(nestedKey, nestedMillis);
+			}
+			if (!afterCommitKey.isEmpty()) {
+				this.events.publishEvent(new LedgerEvent(afterCommitKey));
 			}
 			Runnable action = this.beforeCommit.remove(key);
 			if (action != null) {
@@ -195,6 +251,24 @@ class TransactionalTestApplication {
 					return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("{\"error\":\"busy\"}");
 				}
 				case "break-commit" -> this.ledger.breakTheCommit();
+				case "reject" -> this.ledger.recordAndReject(key, body);
+				case "swallow" -> {
+					try {
+						this.ledger.recordAndReject(key, body);
+					}
+					catch (Rejected ex) {
+						// answered as a success: but the transaction is rollback-only
+					}
+				}
+				case "break-statement" -> this.ledger.breakAStatement();
+				case "break-statement-caught" -> {
+					try {
+						this.ledger.breakAStatement();
+					}
+					catch (DataIntegrityViolationException ex) {
+						return ResponseEntity.status(HttpStatus.CONFLICT).body("{\"error\":\"duplicate\"}");
+					}
+				}
 				default -> {
 				}
 			}
@@ -202,9 +276,27 @@ class TransactionalTestApplication {
 				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
 		}
 
+		@PostMapping(path = "/ledger/quick", produces = MediaType.APPLICATION_JSON_VALUE)
+		@Idempotent("quick")
+		ResponseEntity<String> postQuick(@RequestHeader("Idempotency-Key") String key, @RequestBody String body)
+				throws InterruptedException {
+			return post(key, body, "", "service", false, "", 0, "");
+		}
+
 		private long recordWithClient(String key, String body) {
 			this.jdbcClient.sql("INSERT INTO ledger_entry (idem_key, body) VALUES (?, ?)").params(key, body).update();
 			return this.jdbcClient.sql("SELECT count(*) FROM ledger_entry").query(Long.class).single();
+		}
+
+		@ExceptionHandler(Rejected.class)
+		ResponseEntity<String> rejected(Rejected ex) {
+			return ResponseEntity.unprocessableContent().body("{\"error\":\"rejected\"}");
+		}
+
+		// how many times the handler ran for a key, whatever became of its work
+		int runs(String key) {
+			AtomicInteger runs = this.runs.get(key);
+			return (runs != null) ? runs.get() : 0;
 		}
 
 		// the next request with this key waits in the handler, after its write
@@ -225,6 +317,88 @@ class TransactionalTestApplication {
 		// before its commit, after its response was stored
 		void beforeCommit(String key, Runnable action) {
 			this.beforeCommit.put(key, action);
+		}
+
+	}
+
+	/**
+	 * A business rejection, answered 422 by the controller's exception handler.
+	 */
+	static class Rejected extends RuntimeException {
+
+		Rejected(String message) {
+			super(message);
+		}
+
+	}
+
+	/**
+	 * Published by a handler for its after-commit listener.
+	 *
+	 * @param key the key of the method the listener calls
+	 */
+	record LedgerEvent(String key) {
+	}
+
+	/**
+	 * An idempotent method that handlers call inside their request's transaction, and
+	 * that an {@code AFTER_COMMIT} listener calls in a transaction of its own. A run is a
+	 * row.
+	 */
+	@Service
+	static class NestedWork {
+
+		private final JdbcTemplate jdbc;
+
+		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+		NestedWork(JdbcTemplate jdbc) {
+			this.jdbc = jdbc;
+		}
+
+		@Idempotent(value = "nested", key = "#key", fingerprint = "#key")
+		String apply(String key, long millis) throws InterruptedException {
+			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			this.jdbc.update("INSERT INTO nested_entry (idem_key) VALUES (?)", key);
+			Thread.sleep(millis);
+			return "applied " + key;
+		}
+
+		int runs(String key) {
+			AtomicInteger runs = this.runs.get(key);
+			return (runs != null) ? runs.get() : 0;
+		}
+
+	}
+
+	/**
+	 * Calls the idempotent method once the request's transaction committed, in a
+	 * transaction of its own (an {@code AFTER_COMMIT} listener that writes needs one).
+	 */
+	@Component
+	static class AfterCommitWork {
+
+		private final NestedWork nested;
+
+		private final TransactionTemplate ownTransaction;
+
+		AfterCommitWork(NestedWork nested, PlatformTransactionManager transactionManager) {
+			this.nested = nested;
+			this.ownTransaction = new TransactionTemplate(transactionManager);
+			this.ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		}
+
+		@TransactionalEventListener(phase = TransactionPhase.AFTER_COMMIT)
+		void on(LedgerEvent event) {
+			this.ownTransaction.executeWithoutResult((status) -> {
+				try {
+					this.nested.apply(event.key(), 0);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+			});
 		}
 
 	}

@@ -28,8 +28,8 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
-import dev.idempotency.spring.store.TransactionalClaims;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.Test;
 
@@ -114,7 +114,7 @@ abstract class AbstractTransactionalHttpContractIT extends AbstractHttpContractI
 		Duration lease = policy.policy().lockTimeout();
 		// an owner whose claim is part of its open transaction
 		TransactionStatus transaction = this.transactionManager.getTransaction(NEW_TRANSACTION);
-		try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+		try (TransactionalClaims.Scope claims = TransactionalClaims.open(this.dataSource)) {
 			AcquireResult owner = this.store.acquire(IdempotencyKey.global(key), fingerprint, OwnerToken.generate(),
 					lease, Duration.ofHours(1));
 			assertThat(owner).isInstanceOf(AcquireResult.Acquired.class);

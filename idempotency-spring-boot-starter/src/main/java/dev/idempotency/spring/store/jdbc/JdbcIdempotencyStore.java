@@ -85,7 +85,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * cleanup) stay on the client.
  * <p>
  * <b>Transactional mode.</b> While a thread's store operations join its transaction
- * ({@link dev.idempotency.spring.store.TransactionalClaims}), they run on the
+ * ({@link dev.idempotency.spring.transaction.TransactionalClaims}), they run on the
  * transaction's connection instead, uncommitted until the application's own work commits:
  * the claim, the handler's writes and the stored response commit together or not at all,
  * and a crashed owner's claim vanishes with its rolled-back transaction, so no lease
@@ -202,10 +202,14 @@ public class JdbcIdempotencyStore
 	// index behind an uncommitted claim: it reads the record committed before its
 	// statement began (a replay, say), or, with none, answers that the key is held.
 	// The lock ends with the claimant's transaction: at once for an auto-committed
-	// claim, at the commit or rollback of a transactional one.
+	// claim, at the commit or rollback of a transactional one. The claim also bounds how
+	// long its transaction may then sit idle (a handler hung outside the database) to
+	// its lease: past that, PostgreSQL ends the session, which rolls the claim back and
+	// frees the key (set_config(..., true) lasts until the transaction ends).
 	private static final String ACQUIRE_GUARDED = """
 			WITH guard AS (
-				SELECT pg_try_advisory_xact_lock(:lockKey) AS held
+				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
+					set_config('idle_in_transaction_session_timeout', (:leaseMillis)::text, true) AS idle_limit
 			), ins AS (
 				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
 					created_at, lease_expires_at, expires_at, purge_after)
@@ -222,8 +226,8 @@ public class JdbcIdempotencyStore
 				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
 			FROM ins
 			UNION ALL
-			SELECT false, false, %EXISTING_RECORD%
-			FROM %TABLE% t
+			SELECT false, NOT guard.held, %EXISTING_RECORD%
+			FROM %TABLE% t CROSS JOIN guard
 			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
 			UNION ALL
 			SELECT false, true, NULL, NULL, NULL, NULL, NULL, false, false, NULL, NULL, false, false, NULL
@@ -344,10 +348,18 @@ public class JdbcIdempotencyStore
 	}
 
 	private static final RowMapper<ClaimRow> CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted") ? Inserted.ROW
-			: ExistingRecord.of(row);
+			: ExistingRecord.of(row, false);
 
-	private static final RowMapper<ClaimRow> GUARDED_CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted")
-			? Inserted.ROW : row.getBoolean("held_elsewhere") ? HeldElsewhere.ROW : ExistingRecord.of(row);
+	// held_elsewhere: the key's lock is held by another transaction, which has not
+	// committed a record (no status) or may be changing the committed one
+	private static final RowMapper<ClaimRow> GUARDED_CLAIM_ROW = (row, rowNum) -> {
+		if (row.getBoolean("inserted")) {
+			return Inserted.ROW;
+		}
+		boolean heldElsewhere = row.getBoolean("held_elsewhere");
+		return (heldElsewhere && row.getString("status") == null) ? HeldElsewhere.ROW
+				: ExistingRecord.of(row, heldElsewhere);
+	};
 
 	// the boolean a statement returns, false when it returns no row
 	private static final ResultSetExtractor<Boolean> FIRST_ROW_TRUE = (rows) -> rows.next() && rows.getBoolean(1);
@@ -448,9 +460,9 @@ public class JdbcIdempotencyStore
 
 	/**
 	 * Set whether claims may be made in transactions of the application (the
-	 * transactional mode, see {@link dev.idempotency.spring.store.TransactionalClaims}),
-	 * which hold their claim uncommitted while the handler runs. Defaults to
-	 * {@code false}.
+	 * transactional mode, see
+	 * {@link dev.idempotency.spring.transaction.TransactionalClaims}), which hold their
+	 * claim uncommitted while the handler runs. Defaults to {@code false}.
 	 * <p>
 	 * With it, every claim takes a transaction-level advisory lock on its key
 	 * ({@code pg_try_advisory_xact_lock}) before it inserts: a claim held by a
@@ -556,6 +568,11 @@ public class JdbcIdempotencyStore
 		JdbcClient client = operation.client();
 		boolean sameFingerprint = claim.fingerprint().equals(existing.fingerprint());
 		if (existing.expired() || (existing.processing() && sameFingerprint && existing.lapsed())) {
+			if (existing.lockedElsewhere()) {
+				// a transaction holds the key's lock, and may be taking the record over
+				// itself: writing the row would wait for that transaction to end
+				return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
+			}
 			if (existing.expired() || !this.confirmTakeover || existing.takeoverDue()) {
 				return takeOver(client, statements, claim, existing.owner());
 			}
@@ -688,8 +705,20 @@ public class JdbcIdempotencyStore
 		byte[] id = key.digest();
 		UUID owner = toUuid(token);
 		String sql = this.statements.release;
-		return this.jdbc.execute("release",
-				(client) -> client.sql(sql).param("id", id).param("owner", owner).query(FIRST_ROW_TRUE));
+		boolean joining = this.jdbc.isJoining();
+		try {
+			return this.jdbc.execute("release",
+					(client) -> client.sql(sql).param("id", id).param("owner", owner).query(FIRST_ROW_TRUE));
+		}
+		catch (IdempotencyStoreException ex) {
+			if (joining && JdbcOperationRunner.leavesOnlyRollback(ex)) {
+				// a claim of the transactional mode, in a transaction that a failed
+				// statement aborted or whose connection is gone: it can only roll back,
+				// and the claim vanishes with it
+				return true;
+			}
+			throw ex;
+		}
 	}
 
 	@Override
@@ -849,19 +878,21 @@ public class JdbcIdempotencyStore
 	 * @param takeoverMarked whether a takeover of the lapsed lease is scheduled
 	 * @param takeoverDue whether the scheduled takeover time has come
 	 * @param takeoverRemainingMillis how long until the scheduled takeover
+	 * @param lockedElsewhere whether another transaction held the key's advisory lock
+	 * when a guarded claim read the record
 	 */
 	private record ExistingRecord(RequestFingerprint fingerprint, boolean processing, UUID owner,
 			byte @Nullable [] response, @Nullable OffsetDateTime expiresAt, boolean expired, boolean lapsed,
 			long leaseRemainingMillis, long ttlMillis, boolean takeoverMarked, boolean takeoverDue,
-			long takeoverRemainingMillis) implements ClaimRow {
+			long takeoverRemainingMillis, boolean lockedElsewhere) implements ClaimRow {
 
-		static ExistingRecord of(ResultSet row) throws SQLException {
+		static ExistingRecord of(ResultSet row, boolean lockedElsewhere) throws SQLException {
 			return new ExistingRecord(RequestFingerprint.of(row.getBytes("fingerprint")),
 					STATUS_PROCESSING.equals(row.getString("status")), row.getObject("owner_token", UUID.class),
 					row.getBytes("response"), row.getObject("expires_at", OffsetDateTime.class),
 					row.getBoolean("expired"), row.getBoolean("lapsed"), row.getLong("lease_remaining_ms"),
 					row.getLong("ttl_ms"), row.getBoolean("takeover_marked"), row.getBoolean("takeover_due"),
-					row.getLong("takeover_remaining_ms"));
+					row.getLong("takeover_remaining_ms"), lockedElsewhere);
 		}
 
 	}

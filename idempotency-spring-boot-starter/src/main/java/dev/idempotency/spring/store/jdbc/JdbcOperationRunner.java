@@ -25,7 +25,7 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStoreException;
-import dev.idempotency.spring.store.TransactionalClaims;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -35,6 +35,7 @@ import org.springframework.jdbc.datasource.AbstractDataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLExceptionSubclassTranslator;
+import org.springframework.transaction.TransactionTimedOutException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
@@ -181,6 +182,36 @@ final class JdbcOperationRunner {
 		catch (DataAccessException ex) {
 			throw failure(operation, ex.getMostSpecificCause(), ex);
 		}
+		catch (TransactionTimedOutException ex) {
+			// the transaction's time-out, the policy's lock timeout, has passed
+			throw failure(operation, ex, ex);
+		}
+	}
+
+	/**
+	 * Return whether an operation that joined a transaction failed in a way that leaves
+	 * the transaction nothing but a rollback: PostgreSQL refused the statement because an
+	 * earlier one of the transaction failed (SQLState {@code 25P02}), or the connection
+	 * failed (class {@code 08}, or an error of the driver without a SQLState), after
+	 * which the server rolls the transaction back, or the transaction timed out.
+	 * @param failure the failure of the operation
+	 * @return {@code true} if the transaction can only roll back
+	 */
+	static boolean leavesOnlyRollback(IdempotencyStoreException failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof TransactionTimedOutException) {
+				// no statement may run in it any more
+				return true;
+			}
+			if (cause instanceof SQLException sql) {
+				String state = sql.getSQLState();
+				// 25P03 and 57P: the server ended the session (an idle transaction past
+				// its time-out, a shutdown), which rolls the transaction back
+				return state == null || state.equals("25P02") || state.equals("25P03") || state.startsWith("08")
+						|| state.startsWith("57P");
+			}
+		}
+		return false;
 	}
 
 	private static IdempotencyStoreException failure(String operation, Throwable reason, Exception cause) {

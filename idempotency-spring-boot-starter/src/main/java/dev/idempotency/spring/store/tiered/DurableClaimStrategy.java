@@ -27,7 +27,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.store.FreshKeyClaim;
-import dev.idempotency.spring.store.TransactionalClaims;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -107,7 +107,13 @@ final class DurableClaimStrategy implements ClaimStrategy {
 			}
 			throw ex;
 		}
-		if (result instanceof AcquireResult.Replay replay) {
+		if (result instanceof AcquireResult.Acquired && TransactionalClaims.isActive()) {
+			// the durable claim is the transaction's: the fast one must not outlive a
+			// rollback, however the transaction ends (a failed statement, a commit the
+			// database refused, a lost connection)
+			TransactionSynchronizationManager.registerSynchronization(new FastReleaseAfterRollback(key, token));
+		}
+		else if (result instanceof AcquireResult.Replay replay) {
 			// the fast tier had lost the record: copy it back over the claim we hold
 			this.fast.rewarm(key, token, replay, ttl, askedAt);
 		}
@@ -168,10 +174,16 @@ final class DurableClaimStrategy implements ClaimStrategy {
 		if (unflushed != null) {
 			unflushed.forget(token);
 		}
-		boolean released = this.durable.release(key, token);
-		// only ever removes a record that this token owns, whatever the durable answer
-		this.fast.release(key, token);
-		return released;
+		try {
+			return this.durable.release(key, token);
+		}
+		finally {
+			// only ever removes a record that this token owns, whatever the durable
+			// answer, and even when the durable tier failed: a claim of the
+			// transactional mode vanishes with its rolled-back transaction, and the fast
+			// record must not outlive it
+			this.fast.release(key, token);
+		}
 	}
 
 	@Override
@@ -195,6 +207,30 @@ final class DurableClaimStrategy implements ClaimStrategy {
 	@Override
 	public Optional<IdempotencyRecord> find(IdempotencyKey key, Optional<IdempotencyRecord> durableRecord) {
 		return durableRecord;
+	}
+
+	/**
+	 * Releases the fast claim of a durable claim made in a transaction, if that
+	 * transaction does not commit.
+	 */
+	private final class FastReleaseAfterRollback implements TransactionSynchronization {
+
+		private final IdempotencyKey key;
+
+		private final OwnerToken token;
+
+		FastReleaseAfterRollback(IdempotencyKey key, OwnerToken token) {
+			this.key = key;
+			this.token = token;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			if (status != STATUS_COMMITTED) {
+				DurableClaimStrategy.this.fast.release(this.key, this.token);
+			}
+		}
+
 	}
 
 	/**

@@ -29,8 +29,8 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
-import dev.idempotency.spring.store.TransactionalClaims;
 import dev.idempotency.spring.store.UnclaimedCompletion;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;

@@ -33,7 +33,7 @@ import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
-import dev.idempotency.spring.store.TransactionalClaims;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -154,7 +154,7 @@ class JdbcAsynchronousClaimCommitIT {
 				new DataSourceTransactionManager(this.commits.dataSource()));
 		OwnerToken token = OwnerToken.generate();
 		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(this.commits.dataSource())) {
 				assertThat(this.store.acquireCommittingAsynchronously(newKey(), fingerprint(1), token, LEASE, TTL))
 					.isEqualTo(new AcquireResult.Acquired(token));
 			}

@@ -26,7 +26,7 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.store.TransactionPerOperationStore;
-import dev.idempotency.spring.store.TransactionalClaims;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -114,7 +114,7 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 		RequestFingerprint fingerprint = fingerprint("a");
 		TransactionTemplate transaction = new TransactionTemplate(transactionManager);
 		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
 				assertThat(store.acquire(key, fingerprint, token, LONG_LEASE, LONG_TTL))
 					.isEqualTo(new AcquireResult.Acquired(token));
 				// another claimant, on a thread and in a transaction of its own, finds

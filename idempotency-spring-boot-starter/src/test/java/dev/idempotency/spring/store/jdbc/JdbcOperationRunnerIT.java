@@ -25,7 +25,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStoreException;
-import dev.idempotency.spring.store.TransactionalClaims;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -260,7 +260,7 @@ class JdbcOperationRunnerIT {
 		TransactionTemplate transaction = new TransactionTemplate(
 				new DataSourceTransactionManager(database.dataSource()));
 		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
 				runner.run("insert", (operation) -> {
 					try (PreparedStatement statement = operation.prepare(insert, 1)) {
 						return statement.executeUpdate();
@@ -276,7 +276,7 @@ class JdbcOperationRunnerIT {
 		transaction.setTimeout(1);
 		assertThatExceptionOfType(IdempotencyStoreException.class)
 			.isThrownBy(() -> transaction.executeWithoutResult((status) -> {
-				try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+				try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
 					runner.run("sleep", (operation) -> {
 						try (PreparedStatement statement = operation.prepare(sleep, 30.0)) {
 							return statement.execute();

@@ -29,10 +29,10 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.store.TransactionPerOperationStore;
-import dev.idempotency.spring.store.TransactionalClaims;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import dev.idempotency.spring.transaction.TransactionalClaims;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.AfterAll;
@@ -122,7 +122,7 @@ class TieredIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTest
 		StoredResponse response = response(201, "{\"id\":1}");
 		TransactionTemplate transaction = new TransactionTemplate(transactionManager);
 		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(dataSource)) {
 				assertThat(tiered.acquire(key, fingerprint, token, LONG_LEASE, LONG_TTL))
 					.isEqualTo(new AcquireResult.Acquired(token));
 				assertThat(tiered.complete(key, token, response, LONG_TTL)).isTrue();
@@ -148,7 +148,7 @@ class TieredIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTest
 		RequestFingerprint fingerprint = fingerprint("a");
 		TransactionTemplate transaction = new TransactionTemplate(transactionManager);
 		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open()) {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(dataSource)) {
 				assertThat(tiered.acquire(key, fingerprint, token, LONG_LEASE, LONG_TTL))
 					.isEqualTo(new AcquireResult.Acquired(token));
 				assertThat(tiered.complete(key, token, response(201, "{}"), LONG_TTL)).isTrue();

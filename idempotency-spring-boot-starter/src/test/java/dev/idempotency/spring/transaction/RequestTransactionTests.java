@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.transaction;
 
 import java.io.IOException;
 import java.net.SocketTimeoutException;
@@ -41,19 +41,20 @@ class RequestTransactionTests {
 	void ioErrorDuringTheCommitLeavesTheOutcomeUnknown() {
 		SQLException sent = new SQLException("An I/O error occurred while sending to the backend.", "08006",
 				new SocketTimeoutException("Read timed out"));
-		assertThat(RequestTransaction.isOutcomeUnknown(new TransactionSystemException("Could not commit", sent)))
+		assertThat(RequestTransaction.isConnectionFailure(new TransactionSystemException("Could not commit", sent)))
 			.isTrue();
 		assertThat(RequestTransaction
-			.isOutcomeUnknown(new DataAccessResourceFailureException("commit", new IOException("reset")))).isTrue();
+			.isConnectionFailure(new DataAccessResourceFailureException("commit", new IOException("reset")))).isTrue();
 	}
 
 	@Test
 	void closedConnectionFoundByTheRollbackAfterAFailedCommitLeavesTheOutcomeUnknown() {
 		// what a pool reports once the commit broke the connection: no SQLState
 		SQLException closed = new SQLException("Connection is closed");
-		assertThat(RequestTransaction.isOutcomeUnknown(new TransactionSystemException("JDBC rollback failed", closed)))
+		assertThat(
+				RequestTransaction.isConnectionFailure(new TransactionSystemException("JDBC rollback failed", closed)))
 			.isTrue();
-		assertThat(RequestTransaction.isOutcomeUnknown(new TransactionSystemException("rollback",
+		assertThat(RequestTransaction.isConnectionFailure(new TransactionSystemException("rollback",
 				new SQLException("This connection has been closed.", "08003"))))
 			.isTrue();
 	}
@@ -61,15 +62,16 @@ class RequestTransactionTests {
 	@Test
 	void failureThatTheServerReportedRolledTheTransactionBack() {
 		SQLException duplicate = new SQLException("duplicate key value violates unique constraint", "23505");
-		assertThat(RequestTransaction.isOutcomeUnknown(new DuplicateKeyException("JDBC commit", duplicate))).isFalse();
-		assertThat(RequestTransaction.isOutcomeUnknown(new TransactionSystemException("Could not commit",
+		assertThat(RequestTransaction.isConnectionFailure(new DuplicateKeyException("JDBC commit", duplicate)))
+			.isFalse();
+		assertThat(RequestTransaction.isConnectionFailure(new TransactionSystemException("Could not commit",
 				new SQLException("could not serialize access", "40001"))))
 			.isFalse();
 	}
 
 	@Test
 	void transactionMarkedRollbackOnlyRolledBack() {
-		assertThat(RequestTransaction.isOutcomeUnknown(new UnexpectedRollbackException("marked rollback-only")))
+		assertThat(RequestTransaction.isConnectionFailure(new UnexpectedRollbackException("marked rollback-only")))
 			.isFalse();
 	}
 

@@ -1,0 +1,105 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.transaction;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import javax.sql.DataSource;
+
+import dev.idempotency.core.store.IdempotencyStoreException;
+
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
+
+/**
+ * Begins the transactions of requests to transactional endpoints, on the transaction
+ * manager of the store's {@code DataSource}.
+ * <p>
+ * Each is a new transaction ({@code PROPAGATION_REQUIRES_NEW}) with a time-out of the
+ * policy's lock timeout, rounded up to whole seconds: statements that the handler runs
+ * through Spring's JDBC support after that time fail (Spring's
+ * {@code TransactionTimedOutException}), and the request ends rolled back, so a hung
+ * database call cannot hold the key and a pooled connection for longer than a lease
+ * would.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class RequestTransactions {
+
+	private final PlatformTransactionManager manager;
+
+	private final DataSource dataSource;
+
+	/**
+	 * Create an instance.
+	 * @param manager the transaction manager of the store's data source
+	 * @param dataSource the store's data source
+	 */
+	public RequestTransactions(PlatformTransactionManager manager, DataSource dataSource) {
+		this.manager = Objects.requireNonNull(manager, "'manager' must not be null");
+		this.dataSource = Objects.requireNonNull(dataSource, "'dataSource' must not be null");
+	}
+
+	/**
+	 * Begin the transaction of a request, which the store's operations on the thread join
+	 * until it ends.
+	 * @param timeout the time-out of the transaction: the policy's lock timeout
+	 * @return the open transaction
+	 * @throws IdempotencyStoreException if no transaction could be begun (for example, no
+	 * connection could be had from the pool): the store cannot be reached
+	 */
+	public RequestTransaction begin(Duration timeout) {
+		TransactionStatus status;
+		try {
+			status = this.manager.getTransaction(definition(timeout));
+		}
+		catch (TransactionException ex) {
+			throw new IdempotencyStoreException(
+					"Could not begin the transaction of a request to a transactional endpoint: " + ex.getMessage(), ex);
+		}
+		try {
+			return new RequestTransaction(this.manager, status, TransactionalClaims.open(this.dataSource));
+		}
+		catch (RuntimeException ex) {
+			this.manager.rollback(status);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Return the transaction manager.
+	 * @return the manager
+	 */
+	public PlatformTransactionManager getTransactionManager() {
+		return this.manager;
+	}
+
+	private static TransactionDefinition definition(Duration timeout) {
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+		definition.setName("idempotent request");
+		long seconds = timeout.getSeconds() + ((timeout.getNano() > 0) ? 1 : 0);
+		definition.setTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, seconds)));
+		return definition;
+	}
+
+}
