@@ -21,10 +21,8 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStore;
-import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.spring.store.tiered.TieredClaimMode;
-import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.transaction.RequestTransactions;
+import dev.idempotency.spring.transaction.TransactionalStore;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
@@ -70,7 +68,17 @@ final class TransactionalMode {
 	static void configure(IdempotencyFilter filter, EndpointPolicies policies, IdempotencyStore store,
 			ListableBeanFactory beanFactory) {
 		String subject = "Transactional idempotency policies " + policies.transactionalNames();
-		JdbcIdempotencyStore jdbcStore = durableStore(store, subject);
+		if (!(store instanceof TransactionalStore transactional)) {
+			throw new IllegalStateException(subject + " need the jdbc or tiered store (idempotency.store.type), whose"
+					+ " claims PostgreSQL holds; the store is " + store.name());
+		}
+		DataSource dataSource;
+		try {
+			dataSource = transactional.getTransactionalDataSource();
+		}
+		catch (IllegalStateException ex) {
+			throw new IllegalStateException(subject + ": " + ex.getMessage(), ex);
+		}
 		List<PlatformTransactionManager> managers = beanFactory.getBeanProvider(PlatformTransactionManager.class)
 			.orderedStream()
 			.toList();
@@ -80,29 +88,13 @@ final class TransactionalMode {
 		}
 		PlatformTransactionManager manager = managers.get(0);
 		Object managed = dataSourceOf(manager);
-		if (managed != jdbcStore.getDataSource()) {
+		if (managed != dataSource) {
 			throw new IllegalStateException(subject + " need the transaction manager to manage the store's DataSource,"
 					+ " so that the handler's writes and the stored response commit together; "
 					+ manager.getClass().getName() + " manages " + ((managed != null) ? managed : "no DataSource"));
 		}
-		jdbcStore.setTransactionalClaims(true);
-		filter.setRequestTransactions(new RequestTransactions(manager, jdbcStore.getDataSource()));
-	}
-
-	private static JdbcIdempotencyStore durableStore(IdempotencyStore store, String subject) {
-		if (store instanceof JdbcIdempotencyStore jdbc) {
-			return jdbc;
-		}
-		if (store instanceof TieredIdempotencyStore tiered
-				&& tiered.getDurableTier() instanceof JdbcIdempotencyStore durable) {
-			if (tiered.getClaimMode() != TieredClaimMode.DURABLE) {
-				throw new IllegalStateException(subject + " need idempotency.tiered.claim=durable: the "
-						+ tiered.getClaimMode().name().toLowerCase() + " claim completes Redis before PostgreSQL");
-			}
-			return durable;
-		}
-		throw new IllegalStateException(subject + " need the jdbc or tiered store (idempotency.store.type), whose"
-				+ " claims PostgreSQL holds; the store is " + store.name());
+		transactional.enableTransactionalClaims();
+		filter.setRequestTransactions(new RequestTransactions(manager, dataSource));
 	}
 
 	// DataSourceTransactionManager, JdbcTransactionManager, JpaTransactionManager and

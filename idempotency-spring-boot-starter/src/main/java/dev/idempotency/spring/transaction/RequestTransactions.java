@@ -33,17 +33,24 @@ import org.springframework.transaction.support.DefaultTransactionDefinition;
  * Begins the transactions of requests to transactional endpoints, on the transaction
  * manager of the store's {@code DataSource}.
  * <p>
- * Each is a new transaction ({@code PROPAGATION_REQUIRES_NEW}) with a time-out of the
- * policy's lock timeout, rounded up to whole seconds: statements that the handler runs
- * through Spring's JDBC support after that time fail (Spring's
- * {@code TransactionTimedOutException}), and the request ends rolled back, so a hung
- * database call cannot hold the key and a pooled connection for longer than a lease
- * would.
+ * Each is a new transaction ({@code PROPAGATION_REQUIRES_NEW}) with a
+ * {@link #timeout(Duration) time-out} derived from the policy's lock timeout: statements
+ * that the handler runs through Spring's JDBC support after that time fail (Spring's
+ * {@code TransactionTimedOutException}), and the request ends rolled back; the PostgreSQL
+ * store's claim also has PostgreSQL end the session once the transaction has sat idle
+ * that long. So a hung handler cannot hold its key and a pooled connection for ever.
  *
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public final class RequestTransactions {
+
+	/**
+	 * The shortest time-out of a request's transaction: below it, a request that is
+	 * merely slow (the first one after start-up, a pause of the JVM on a busy machine)
+	 * would be rolled back.
+	 */
+	public static final Duration MIN_TIMEOUT = Duration.ofSeconds(5);
 
 	private final PlatformTransactionManager manager;
 
@@ -62,15 +69,16 @@ public final class RequestTransactions {
 	/**
 	 * Begin the transaction of a request, which the store's operations on the thread join
 	 * until it ends.
-	 * @param timeout the time-out of the transaction: the policy's lock timeout
+	 * @param lockTimeout the policy's lock timeout, from which the transaction's
+	 * {@link #timeout(Duration) time-out} is derived
 	 * @return the open transaction
 	 * @throws IdempotencyStoreException if no transaction could be begun (for example, no
 	 * connection could be had from the pool): the store cannot be reached
 	 */
-	public RequestTransaction begin(Duration timeout) {
+	public RequestTransaction begin(Duration lockTimeout) {
 		TransactionStatus status;
 		try {
-			status = this.manager.getTransaction(definition(timeout));
+			status = this.manager.getTransaction(definition(lockTimeout));
 		}
 		catch (TransactionException ex) {
 			throw new IdempotencyStoreException(
@@ -93,12 +101,23 @@ public final class RequestTransactions {
 		return this.manager;
 	}
 
-	private static TransactionDefinition definition(Duration timeout) {
+	/**
+	 * Return the time-out of the transaction of a request: the policy's lock timeout (the
+	 * time a crashed owner holds its key in the default mode), at least
+	 * {@link #MIN_TIMEOUT}, rounded up to whole seconds.
+	 * @param lockTimeout the policy's lock timeout
+	 * @return the time-out
+	 */
+	public static Duration timeout(Duration lockTimeout) {
+		Duration timeout = (lockTimeout.compareTo(MIN_TIMEOUT) < 0) ? MIN_TIMEOUT : lockTimeout;
+		return Duration.ofSeconds(timeout.getSeconds() + ((timeout.getNano() > 0) ? 1 : 0));
+	}
+
+	private static TransactionDefinition definition(Duration lockTimeout) {
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);
 		definition.setName("idempotent request");
-		long seconds = timeout.getSeconds() + ((timeout.getNano() > 0) ? 1 : 0);
-		definition.setTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, seconds)));
+		definition.setTimeout((int) Math.min(Integer.MAX_VALUE, timeout(lockTimeout).getSeconds()));
 		return definition;
 	}
 

@@ -491,9 +491,9 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> retry;
 		try {
 			assertThat(controller(this.a).awaitEntered(key)).isTrue();
-			// the policy's lock timeout is 1 s: PostgreSQL ends the idle transaction,
-			// which
-			// frees the key in PostgreSQL, and the Redis claim's lease runs out
+			// the request's time-out is 5 s, the floor (the lock timeout is 1 s):
+			// PostgreSQL then ends the idle transaction, which frees the key there,
+			// and the Redis claim's lease ran out long before
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 			do {
 				Thread.sleep(250);

@@ -114,8 +114,8 @@ class TransactionalTestApplication {
 		properties.put("idempotency.redis.key-prefix", prefix);
 		properties.put("idempotency.policies.ledger.transactional", "true");
 		properties.put("idempotency.policies.ledger.lock-timeout", "5s");
-		// the ledger's short-lived twin (/ledger/quick): its transaction times out after
-		// 1 s
+		// the ledger's short-lived twin (/ledger/quick): its transaction
+		// times out after 5 s, the floor
 		properties.put("idempotency.policies.quick.transactional", "true");
 		properties.put("idempotency.policies.quick.lock-timeout", "1s");
 		// the idempotent method that handlers and listeners call: a heartbeat every

@@ -44,6 +44,8 @@ import dev.idempotency.spring.store.FreshKeyClaim;
 import dev.idempotency.spring.store.StoreDurations;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
+import dev.idempotency.spring.transaction.RequestTransactions;
+import dev.idempotency.spring.transaction.TransactionalStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -126,7 +128,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * @since 0.1.0
  */
 public class JdbcIdempotencyStore
-		implements IdempotencyStore, UnclaimedCompletion, AsynchronousClaimCommit, FreshKeyClaim {
+		implements IdempotencyStore, UnclaimedCompletion, AsynchronousClaimCommit, FreshKeyClaim, TransactionalStore {
 
 	/**
 	 * Default name of the records table.
@@ -204,12 +206,13 @@ public class JdbcIdempotencyStore
 	// The lock ends with the claimant's transaction: at once for an auto-committed
 	// claim, at the commit or rollback of a transactional one. The claim also bounds how
 	// long its transaction may then sit idle (a handler hung outside the database) to
-	// its lease: past that, PostgreSQL ends the session, which rolls the claim back and
-	// frees the key (set_config(..., true) lasts until the transaction ends).
+	// the request's time-out (RequestTransactions.timeout): past that, PostgreSQL ends
+	// the session, which rolls the claim back and frees the key (set_config(..., true)
+	// lasts until the transaction ends).
 	private static final String ACQUIRE_GUARDED = """
 			WITH guard AS (
 				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
-					set_config('idle_in_transaction_session_timeout', (:leaseMillis)::text, true) AS idle_limit
+					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
 			), ins AS (
 				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
 					created_at, lease_expires_at, expires_at, purge_after)
@@ -459,6 +462,24 @@ public class JdbcIdempotencyStore
 	}
 
 	/**
+	 * Return the data source whose transactions the claims join in the transactional
+	 * mode: the one the store takes its connections from.
+	 * @return the data source
+	 */
+	@Override
+	public DataSource getTransactionalDataSource() {
+		return this.dataSource;
+	}
+
+	/**
+	 * Turn {@link #setTransactionalClaims(boolean) transactional claims} on.
+	 */
+	@Override
+	public void enableTransactionalClaims() {
+		setTransactionalClaims(true);
+	}
+
+	/**
 	 * Set whether claims may be made in transactions of the application (the
 	 * transactional mode, see
 	 * {@link dev.idempotency.spring.transaction.TransactionalClaims}), which hold their
@@ -606,7 +627,8 @@ public class JdbcIdempotencyStore
 		try (PreparedStatement statement = guarded
 				? operation.prepare(claimStatement, statements.lockKey(claim.id()), claim.id(), claim.key().scope(),
 						claim.key().key(), claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(),
-						claim.ttlMillis())
+						claim.ttlMillis(),
+						RequestTransactions.timeout(Duration.ofMillis(claim.leaseMillis())).toMillis())
 				: operation.prepare(claimStatement, claim.id(), claim.key().scope(), claim.key().key(),
 						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis());
 				ResultSet rows = statement.executeQuery()) {
@@ -952,7 +974,7 @@ public class JdbcIdempotencyStore
 			this.acquire = new PositionalStatement(table.substitute(ACQUIRE), "id", "scope", "key", "fingerprint",
 					"owner", "leaseMillis", "ttlMillis");
 			this.acquireGuarded = new PositionalStatement(table.substitute(ACQUIRE_GUARDED), "lockKey", "id", "scope",
-					"key", "fingerprint", "owner", "leaseMillis", "ttlMillis");
+					"key", "fingerprint", "owner", "leaseMillis", "ttlMillis", "idleMillis");
 			this.acquireUnflushed = new PositionalStatement(table.substitute(ACQUIRE_UNFLUSHED), "id", "scope", "key",
 					"fingerprint", "owner", "leaseMillis", "ttlMillis");
 			this.insertClaim = new PositionalStatement(table.substitute(INSERT_CLAIM), "id", "scope", "key",

@@ -18,8 +18,11 @@ package dev.idempotency.spring.store.tiered;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+
+import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
@@ -31,6 +34,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import dev.idempotency.spring.transaction.TransactionalClaims;
+import dev.idempotency.spring.transaction.TransactionalStore;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -88,7 +92,7 @@ import org.springframework.beans.factory.DisposableBean;
  * @author Idempotency contributors
  * @since 0.1.0
  */
-public final class TieredIdempotencyStore implements IdempotencyStore, DisposableBean {
+public final class TieredIdempotencyStore implements IdempotencyStore, TransactionalStore, DisposableBean {
 
 	private final FastTier fast;
 
@@ -248,6 +252,33 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Disposabl
 	 */
 	public IdempotencyStore getDurableTier() {
 		return this.durable;
+	}
+
+	/**
+	 * Return the data source of the durable tier, whose transactions the claims join in
+	 * the transactional mode.
+	 * @return the data source
+	 * @throws IllegalStateException unless the durable tier is transactional and claims
+	 * are {@link TieredClaimMode#DURABLE durable}: the lookup claim completes Redis
+	 * before PostgreSQL
+	 */
+	@Override
+	public DataSource getTransactionalDataSource() {
+		if (!(this.durable instanceof TransactionalStore transactional)) {
+			throw new IllegalStateException("The durable tier (" + this.durable.name()
+					+ ") cannot hold a claim in a transaction of the application");
+		}
+		if (this.claimStrategy.mode() != TieredClaimMode.DURABLE) {
+			throw new IllegalStateException("Transactional claims need idempotency.tiered.claim=durable: the "
+					+ this.claimStrategy.mode().name().toLowerCase(Locale.ROOT)
+					+ " claim completes Redis before PostgreSQL");
+		}
+		return transactional.getTransactionalDataSource();
+	}
+
+	@Override
+	public void enableTransactionalClaims() {
+		((TransactionalStore) this.durable).enableTransactionalClaims();
 	}
 
 	/**
