@@ -283,6 +283,12 @@ public final class IdempotencyOperationCustomizer
 		addProblem(responses, "422",
 				"The key was already used for a different request (method, path, query, headers or body).",
 				List.of(IdempotencyProblem.KEY_REUSED), false);
+		if (policy != null && policy.transactional()) {
+			addProblem(responses, "500",
+					"The request's transaction could not commit (the cause is in the detail): nothing of it was"
+							+ " processed, and a retry with the same key runs it again.",
+					List.of(IdempotencyProblem.TRANSACTION_ROLLED_BACK), false);
+		}
 		if (policy == null || policy.policy().onStoreFailure() == StoreFailureMode.FAIL_CLOSED) {
 			addProblem(responses, "503",
 					"The idempotency store is unavailable, so the request was not processed; retry after the "
