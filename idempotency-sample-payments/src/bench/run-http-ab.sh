@@ -10,7 +10,8 @@
 #   there (test-compile only; nothing is installed).
 # Environment (defaults in brackets):
 #   AB_ROUNDS [6]  AB_DURATION [6] (s, c=16)  AB_C1_DURATION [4] (s, c=1)  AB_WARMUP [8] (s)
-#   AB_HEAP [512m]  AB_MODES ["redis tiered"]  AB_REDIS_PORT [16380] (a private server)
+#   AB_HEAP [512m]  AB_MODES ["redis tiered"] (also jdbc, and tx and jdbctx: the tiered and jdbc
+#   stores with the transactional policy of /payment/idem-tx)  AB_REDIS_PORT [16380] (a private server)
 #   AB_REDIS_SERVER [redis-server] (the executable of that server: valkey-server, say)
 #   AB_CASES [all] (an extended regular expression on the case names, "^(1|3|4) " say: more
 #   rounds of fewer cases in the same time)
@@ -129,9 +130,17 @@ for version in a b; do
 	for mode in "${MODES[@]}"; do
 		port=$((port + 1))
 		PORTS[$version-$mode]=$port
+		# tx and jdbctx: the tiered and the jdbc store with the policy "tx" of /payment/idem-tx
+		# transactional (the applications of run-http-benchmarks.sh of those names)
+		case $mode in
+			tx) type=tiered transactional=true ;;
+			jdbctx) type=jdbc transactional=true ;;
+			*) type=$mode transactional=false ;;
+		esac
 		java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch -cp "${CLASSPATHS[$version]}" \
 			dev.idempotency.sample.bench.HttpBenchApplication \
-			--server.port="$port" --idempotency.store.type="$mode" \
+			--server.port="$port" --idempotency.store.type="$type" \
+			--idempotency.policies.tx.transactional="$transactional" \
 			--idempotency.redis.key-prefix="ab:$version:$mode:" \
 			--idempotency.jdbc.table-name="ab_idem_${version}_$mode" \
 			--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
@@ -169,6 +178,10 @@ for mode in "${MODES[@]}"; do
 		tiered) CASES+=("6 tiered first|tiered|/idem|unique" "6r tiered replay|tiered|/idem/replay|$RUN_ID-replay"
 			"7ti payment @Idempotent tiered|tiered|/payment/idem|unique") ;;
 		jdbc) CASES+=("8 jdbc first|jdbc|/idem|unique") ;;
+		tx) CASES+=("7xi payment transactional tiered|tx|/payment/idem-tx|unique"
+			"7xr raw transactional tiered|tx|/raw/tx|unique") ;;
+		jdbctx) CASES+=("7ji payment transactional jdbc|jdbctx|/payment/idem-tx|unique"
+			"7jr raw transactional jdbc|jdbctx|/raw/tx-jdbc|unique") ;;
 		*) echo "unknown mode in AB_MODES: $mode" >&2; exit 2 ;;
 	esac
 done
