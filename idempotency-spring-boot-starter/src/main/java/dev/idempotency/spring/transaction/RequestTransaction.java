@@ -22,6 +22,7 @@ import java.util.Objects;
 
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.engine.CompletionOutcome;
+import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import org.apache.commons.logging.Log;
@@ -137,11 +138,19 @@ public final class RequestTransaction {
 	}
 
 	/**
-	 * Commit what the store wrote to decide a request that is answered without running
-	 * its handler (a takeover it scheduled, say).
-	 * @return {@code true} if it committed
+	 * End the transaction of a request that is answered without running its handler,
+	 * before the answer is written: what the store wrote to decide (a takeover it
+	 * scheduled, say) is committed; after a store failure, and before a fail-open handler
+	 * runs, the transaction is rolled back.
+	 * @param decision the engine's decision, anything but {@link Decision.Execute}
+	 * @return {@code true} if the decision may be answered, {@code false} if what the
+	 * store wrote could not be committed
 	 */
-	public boolean commitDecision() {
+	public boolean endBeforeAnswer(Decision decision) {
+		if (decision instanceof Decision.Unavailable || decision instanceof Decision.Unprotected) {
+			rollback();
+			return true;
+		}
 		return commit().kind() == Ending.Kind.COMMITTED;
 	}
 

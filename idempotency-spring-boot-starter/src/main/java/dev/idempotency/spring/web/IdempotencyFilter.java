@@ -563,7 +563,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 				.run(request, chain);
 			return;
 		}
-		if (transaction != null && !endBeforeAnswer(decision, transaction)) {
+		if (transaction != null && !transaction.endBeforeAnswer(decision)) {
 			// what the store decided could not be committed
 			observation.outcome(IdempotencyOutcome.STORE_UNAVAILABLE);
 			this.problems.storeUnavailable(request, response, key.key(),
@@ -591,17 +591,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			observation.outcome(IdempotencyOutcome.FAIL_OPEN);
 			chain.doFilter(request, response);
 		}
-	}
-
-	// A replay or a refusal ends the request's transaction before it is written. What the
-	// store wrote to decide (a takeover it scheduled, say) is committed; the transaction
-	// is rolled back after a store failure, and before a fail-open handler runs.
-	private static boolean endBeforeAnswer(Decision decision, RequestTransaction transaction) {
-		if (decision instanceof Decision.Unavailable || decision instanceof Decision.Unprotected) {
-			transaction.rollback();
-			return true;
-		}
-		return transaction.commitDecision();
 	}
 
 }

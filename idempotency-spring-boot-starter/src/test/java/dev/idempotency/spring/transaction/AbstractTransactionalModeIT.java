@@ -327,15 +327,14 @@ abstract class AbstractTransactionalModeIT {
 	void businessRejectionOfATransactionalServiceIsTheHandlersAnswerAndTheRetryRunsAgain() throws Exception {
 		String key = newKey();
 		HttpResponse<String> rejected = post(this.a, key, "taken", "reject");
-		// the handler's own 422, not a 503: its service marked the transaction
-		// rollback-only
+		// the handler's own 422, not a 503: its service marked the
+		// transaction rollback-only
 		assertThat(rejected.statusCode()).isEqualTo(422);
 		assertThat(rejected.body()).isEqualTo("{\"error\":\"rejected\"}");
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
-		// nothing of it persisted, so nothing is stored either: the retry runs the
-		// handler
-		// at once, on either instance, instead of waiting out a lease
+		// nothing of it persisted, so nothing is stored either: the retry
+		// runs the handler at once, on either instance, without a lease
 		HttpResponse<String> retry = post(this.b, key, "taken", "reject");
 		assertThat(retry.statusCode()).isEqualTo(422);
 		assertThat(controller(this.a).runs(key) + controller(this.b).runs(key)).isEqualTo(2);
@@ -355,12 +354,7 @@ abstract class AbstractTransactionalModeIT {
 			.contains("rollback-only")
 			.doesNotContain("store-unavailable")
 			.doesNotContain("\"entries\"");
-		assertThat(entries(key)).isZero();
-		assertThat(recordStatus(key)).isNull();
-		HttpResponse<String> retry = post(this.b, key, "swallowed", "");
-		assertThat(retry.statusCode()).isEqualTo(201);
-		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
-		assertThat(entries(key)).isOne();
+		assertRolledBackAndRetryRuns(key, "swallowed");
 	}
 
 	@Test
@@ -368,11 +362,7 @@ abstract class AbstractTransactionalModeIT {
 		String key = newKey();
 		// PostgreSQL aborted the transaction: the release cannot run in it
 		assertThat(post(this.a, key, "dup", "break-statement").statusCode()).isEqualTo(500);
-		assertThat(entries(key)).isZero();
-		assertThat(recordStatus(key)).isNull();
-		HttpResponse<String> retry = post(this.b, key, "dup", "");
-		assertThat(retry.statusCode()).as("the retry, at once: %s", retry.body()).isEqualTo(201);
-		assertThat(entries(key)).isOne();
+		assertRolledBackAndRetryRuns(key, "dup");
 	}
 
 	@Test
@@ -381,20 +371,15 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> conflict = post(this.a, key, "dup", "break-statement-caught");
 		assertThat(conflict.statusCode()).isEqualTo(409);
 		assertThat(conflict.body()).isEqualTo("{\"error\":\"duplicate\"}");
-		assertThat(entries(key)).isZero();
-		assertThat(recordStatus(key)).isNull();
-		HttpResponse<String> retry = post(this.b, key, "dup", "");
-		assertThat(retry.statusCode()).as("the retry, at once: %s", retry.body()).isEqualTo(201);
-		assertThat(entries(key)).isOne();
+		assertRolledBackAndRetryRuns(key, "dup");
 	}
 
 	@Test
 	void idempotentMethodInsideTheRequestCommitsWithItAndRunsOnce() throws Exception {
 		String key = newKey();
 		String nestedKey = newKey();
-		// slower than a third of the method's lock timeout: its claim is the
-		// transaction's,
-		// which no heartbeat on another connection can see
+		// slower than a third of the method's lock timeout: its claim is
+		// the transaction's, which no heartbeat on another connection sees
 		HttpResponse<String> first = post(this.a, key, "nested",
 				Map.of("X-Nested", nestedKey, "X-Nested-Millis", "700"));
 		assertThat(first.statusCode()).isEqualTo(201);
@@ -573,13 +558,24 @@ abstract class AbstractTransactionalModeIT {
 		return new LedgerRows(this.jdbc).count("ledger_entry", key);
 	}
 
+	// nothing of the request persisted, and its key is free at once: the
+	// retry, on the other instance, runs the handler
+	private void assertRolledBackAndRetryRuns(String key, String body) throws IOException, InterruptedException {
+		assertThat(entries(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		HttpResponse<String> retry = post(this.b, key, body, "");
+		assertThat(retry.statusCode()).as("the retry, at once: %s", retry.body()).isEqualTo(201);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(entries(key)).isOne();
+	}
+
 	private long nestedEntries(String key) {
 		Long count = this.jdbc.queryForObject("SELECT count(*) FROM nested_entry WHERE idem_key = ?", Long.class, key);
 		return (count != null) ? count : 0;
 	}
 
-	// the method's result is stored after the request's commit, which the client may see
-	// first
+	// the method's result is stored after the request's commit, which
+	// the client may see first
 	private @Nullable String awaitRecordStatus(String key, String expected) throws InterruptedException {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 		String status = recordStatus(key);
