@@ -195,7 +195,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
 			long remainingNanos = deadline - System.nanoTime();
 			if (remainingNanos <= 0) {
-				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress.retryAfter()));
+				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress));
 			}
 			long sleepMillis = Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(remainingNanos) + 1);
 			try {
@@ -203,7 +203,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress.retryAfter()));
+				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress));
 			}
 			pollMillis = Math.min(MAX_POLL_MILLIS, pollMillis * 2);
 		}
@@ -219,11 +219,20 @@ public final class IdempotencyEngine implements AutoCloseable {
 		return new Decision.Unavailable(retryAfter(policy.unavailableRetryAfter()), ex);
 	}
 
-	// the remaining lease only bounds the hint: a handler usually ends long before its
-	// lease, and a retry told to wait out the lease would wait for nothing
-	private static Duration inProgressRetryAfter(IdempotencyPolicy policy, Duration remainingLease) {
+	// A live owner: the remaining lease only bounds the hint, since a handler usually
+	// ends
+	// long before its lease, and a retry told to wait out the lease would wait for
+	// nothing. An owner known to be gone: nothing frees the key before the store's wait
+	// (a takeover's confirmation), so that wait is the hint, at most the lock timeout.
+	static Duration inProgressRetryAfter(IdempotencyPolicy policy, AcquireResult.InProgress inProgress) {
+		if (inProgress.ownerGone()) {
+			Duration wait = retryAfter(inProgress.retryAfter());
+			Duration most = retryAfter(policy.lockTimeout());
+			return (wait.compareTo(most) < 0) ? wait : most;
+		}
 		Duration hint = retryAfter(policy.inProgressRetryAfter());
-		Duration lease = Duration.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), remainingLease.getSeconds()));
+		Duration lease = Duration
+			.ofSeconds(Math.max(MIN_RETRY_AFTER.getSeconds(), inProgress.retryAfter().getSeconds()));
 		return (hint.compareTo(lease) < 0) ? hint : lease;
 	}
 

@@ -92,22 +92,36 @@ public sealed interface AcquireResult
 	}
 
 	/**
-	 * Another caller owns the key with the same fingerprint and its lease is live.
+	 * Another caller owns the key with the same fingerprint and its lease is live, or the
+	 * key waits for the confirmation of a takeover.
 	 *
-	 * @param retryAfter how long until the owner's lease lapses at the latest, never
-	 * negative
+	 * @param retryAfter how long until the owner's lease lapses at the latest, or, when
+	 * {@code ownerGone}, how long until the key can be taken over; never negative
+	 * @param ownerGone whether the store knows that the owner is gone (its lease lapsed
+	 * and a takeover is scheduled), so that nothing frees the key before
+	 * {@code retryAfter}: a live owner usually ends long before its lease, a gone one
+	 * never does
 	 */
-	record InProgress(Duration retryAfter) implements AcquireResult {
+	record InProgress(Duration retryAfter, boolean ownerGone) implements AcquireResult {
 
 		/**
 		 * Create a result.
-		 * @param retryAfter the remaining lease, never {@code null} or negative
+		 * @param retryAfter the remaining lease or wait, never {@code null} or negative
+		 * @param ownerGone whether the owner is known to be gone
 		 */
 		public InProgress {
 			Objects.requireNonNull(retryAfter, "'retryAfter' must not be null");
 			if (retryAfter.isNegative()) {
 				throw new IllegalArgumentException("'retryAfter' must not be negative");
 			}
+		}
+
+		/**
+		 * Create a result for a live owner.
+		 * @param retryAfter the remaining lease, never {@code null} or negative
+		 */
+		public InProgress(Duration retryAfter) {
+			this(retryAfter, false);
 		}
 
 	}

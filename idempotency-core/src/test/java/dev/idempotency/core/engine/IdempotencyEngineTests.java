@@ -136,6 +136,29 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void inProgressRetryAfterOfAnOwnerKnownToBeGoneIsTheStoresWaitAtMostTheLockTimeout() {
+		IdempotencyPolicy policy = IdempotencyPolicy.builder().lockTimeout(Duration.ofSeconds(4)).build();
+		// a takeover's confirmation: nothing frees the key before it
+		assertThat(IdempotencyEngine.inProgressRetryAfter(policy,
+				new AcquireResult.InProgress(Duration.ofMillis(3200), true)))
+			.isEqualTo(Duration.ofSeconds(4));
+		assertThat(IdempotencyEngine.inProgressRetryAfter(policy,
+				new AcquireResult.InProgress(Duration.ofMillis(1500), true)))
+			.isEqualTo(Duration.ofSeconds(2));
+		// never more than the policy allows, never less than a second
+		assertThat(IdempotencyEngine.inProgressRetryAfter(policy,
+				new AcquireResult.InProgress(Duration.ofSeconds(9), true)))
+			.isEqualTo(Duration.ofSeconds(4));
+		assertThat(IdempotencyEngine.inProgressRetryAfter(policy,
+				new AcquireResult.InProgress(Duration.ofMillis(200), true)))
+			.isEqualTo(Duration.ofSeconds(1));
+		// a live owner usually ends long before its lease
+		assertThat(IdempotencyEngine.inProgressRetryAfter(policy,
+				new AcquireResult.InProgress(Duration.ofMillis(3200), false)))
+			.isEqualTo(Duration.ofSeconds(1));
+	}
+
+	@Test
 	void negativeInProgressRetryAfterIsRefused() {
 		assertThatIllegalArgumentException()
 			.isThrownBy(() -> IdempotencyPolicy.builder().inProgressRetryAfter(Duration.ofSeconds(-1)).build());

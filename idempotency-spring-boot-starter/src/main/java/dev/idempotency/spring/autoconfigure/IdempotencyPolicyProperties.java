@@ -88,7 +88,8 @@ public class IdempotencyPolicyProperties {
 
 	/**
 	 * Retry-After advertised with 409 to a duplicate of a request still in progress,
-	 * never more than the remaining lease and at least one second.
+	 * never more than the remaining lease and at least one second. When the owner is
+	 * known to be gone (a takeover being confirmed), the remaining wait is sent instead.
 	 */
 	private @Nullable Duration inProgressRetryAfter;
 

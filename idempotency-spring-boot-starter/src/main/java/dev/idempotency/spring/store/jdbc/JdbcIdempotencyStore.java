@@ -600,7 +600,9 @@ public class JdbcIdempotencyStore
 			if (!existing.takeoverMarked()) {
 				return scheduleTakeover(client, statements, claim, existing.owner());
 			}
-			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, existing.takeoverRemainingMillis())));
+			// the owner is gone: nothing frees the key before the takeover time
+			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, existing.takeoverRemainingMillis())),
+					true);
 		}
 		if (!sameFingerprint) {
 			return new AcquireResult.Mismatch();
@@ -663,7 +665,7 @@ public class JdbcIdempotencyStore
 			.param("leaseMillis", claim.leaseMillis())
 			.update();
 		// zero rows: another request scheduled it first, or the row changed
-		return (updated == 1) ? new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis())) : null;
+		return (updated == 1) ? new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()), true) : null;
 	}
 
 	@Override

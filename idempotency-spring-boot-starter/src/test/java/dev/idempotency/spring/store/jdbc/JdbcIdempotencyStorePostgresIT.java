@@ -221,6 +221,28 @@ class JdbcIdempotencyStorePostgresIT {
 	}
 
 	@Test
+	void lapsedLeaseIsAnsweredWithTheConfirmationAsAKnownWait() throws InterruptedException {
+		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
+		IdempotencyKey key = newKey();
+		store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(100), TTL);
+		Thread.sleep(300);
+		// the first to find the lease lapsed schedules the takeover a lease later
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(4), TTL))
+			.isEqualTo(new AcquireResult.InProgress(Duration.ofSeconds(4), true));
+		// the next ones learn what is left of that wait
+		assertThat(store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(4), TTL))
+			.isInstanceOfSatisfying(AcquireResult.InProgress.class, (inProgress) -> {
+				assertThat(inProgress.ownerGone()).isTrue();
+				assertThat(inProgress.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(4));
+			});
+		// a live owner is not known to be gone
+		IdempotencyKey live = newKey();
+		store.acquire(live, fingerprint("a"), OwnerToken.generate(), LEASE, TTL);
+		assertThat(store.acquire(live, fingerprint("a"), OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+				AcquireResult.InProgress.class, (inProgress) -> assertThat(inProgress.ownerGone()).isFalse());
+	}
+
+	@Test
 	void withoutConfirmationALapsedLeaseIsTakenOverAtOnce() throws InterruptedException {
 		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
 		store.setConfirmTakeover(false);

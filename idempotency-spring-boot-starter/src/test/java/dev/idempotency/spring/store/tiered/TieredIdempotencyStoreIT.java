@@ -142,6 +142,22 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	}
 
 	@Test
+	void lapsedLeaseIsAnsweredWithPostgresqlsConfirmationAsAKnownWait() throws InterruptedException {
+		RedisIdempotencyStore redisStore = new RedisIdempotencyStore(redis);
+		redisStore.setKeyPrefix(PREFIX);
+		// the durable claim, and PostgreSQL's default: a lapsed lease is taken over a
+		// lease after it is found
+		TieredIdempotencyStore store = new TieredIdempotencyStore(redisStore, new JdbcIdempotencyStore(dataSource));
+		IdempotencyKey key = IdempotencyKey.global(UUID.randomUUID().toString());
+		RequestFingerprint fingerprint = RequestFingerprint.of(new byte[32]);
+		store.acquire(key, fingerprint, OwnerToken.generate(), Duration.ofMillis(100), Duration.ofMinutes(5));
+		Thread.sleep(300);
+		// Redis's claim lapsed with the lease; PostgreSQL knows the owner is gone
+		assertThat(store.acquire(key, fingerprint, OwnerToken.generate(), Duration.ofSeconds(4), Duration.ofMinutes(5)))
+			.isEqualTo(new AcquireResult.InProgress(Duration.ofSeconds(4), true));
+	}
+
+	@Test
 	void redisDataLostReplaysFromPostgresqlAndRewarmsRedis() {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(3);
