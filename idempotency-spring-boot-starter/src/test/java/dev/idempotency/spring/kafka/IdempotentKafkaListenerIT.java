@@ -394,6 +394,10 @@ class IdempotentKafkaListenerIT {
 		List<String> command = new ArrayList<>();
 		command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
 		command.add("-Xmx256m");
+		// a short-lived JVM: it starts sooner without the optimizing compiler, and one GC
+		// thread leaves the cores to the tests
+		command.add("-XX:TieredStopAtLevel=1");
+		command.add("-XX:+UseSerialGC");
 		command.add("-cp");
 		command.add(System.getProperty("java.class.path"));
 		command.add(KafkaTestApplication.class.getName());

@@ -31,6 +31,7 @@ import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -44,6 +45,7 @@ import static org.assertj.core.api.Assertions.within;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 abstract class AbstractHttpContractIT extends AbstractWebIT {
 
 	@Autowired

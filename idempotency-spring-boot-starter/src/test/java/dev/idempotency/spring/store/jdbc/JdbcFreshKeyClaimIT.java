@@ -29,6 +29,7 @@ import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import dev.idempotency.test.ForwardingIdempotencyStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,6 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class JdbcFreshKeyClaimIT extends AbstractIdempotencyStoreTests {
 
 	private static PostgresTestDatabase database;

@@ -37,6 +37,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -52,6 +53,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("serial")
 class JdbcHotCompletionIT {
 
 	private static final int CLAIMANTS = 16;

@@ -20,6 +20,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The store contract on a real PostgreSQL server, with the table created by the shipped
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class JdbcIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 
 	private static PostgresTestDatabase database;

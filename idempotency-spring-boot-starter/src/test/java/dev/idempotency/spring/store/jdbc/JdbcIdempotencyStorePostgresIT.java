@@ -200,12 +200,17 @@ class JdbcIdempotencyStorePostgresIT {
 				IdempotencyKey key = newKey();
 				store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofMillis(100), TTL);
 				Thread.sleep(300);
-				// a takeover time far enough away that every racer finds it scheduled
+				// a takeover time far enough away that every racer finds it scheduled,
+				// also
+				// on a busy machine where the last of 32 threads may start seconds after
+				// the
+				// first (3 s was not enough there)
+				Duration scheduledIn = Duration.ofSeconds(10);
 				List<AcquireResult> firstSightings = race(executor, threads,
-						() -> store.acquire(key, fingerprint("a"), OwnerToken.generate(), Duration.ofSeconds(3), TTL));
+						() -> store.acquire(key, fingerprint("a"), OwnerToken.generate(), scheduledIn, TTL));
 				assertThat(firstSightings).as("first sightings of round %d", round)
 					.allMatch(AcquireResult.InProgress.class::isInstance);
-				Thread.sleep(3200);
+				Thread.sleep(scheduledIn.toMillis() + 200);
 				List<AcquireResult> takers = race(executor, threads,
 						() -> store.acquire(key, fingerprint("a"), OwnerToken.generate(), LEASE, TTL));
 				assertThat(takers).as("takers of round %d", round)

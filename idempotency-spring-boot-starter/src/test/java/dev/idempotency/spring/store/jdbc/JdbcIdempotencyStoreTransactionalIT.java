@@ -60,6 +60,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@org.junit.jupiter.api.Tag("contract")
 class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests {
 
 	private static PostgresTestDatabase database;

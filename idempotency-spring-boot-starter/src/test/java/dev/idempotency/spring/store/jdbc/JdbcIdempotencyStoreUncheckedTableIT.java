@@ -20,6 +20,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -32,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class JdbcIdempotencyStoreUncheckedTableIT extends AbstractIdempotencyStoreTests {
 
 	private static PostgresTestDatabase database;

@@ -33,6 +33,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -47,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class RedisIdempotencyStoreClusterIT extends AbstractIdempotencyStoreTests {
 
 	private static final String PREFIX = RedisTestServer.uniquePrefix("cluster");

@@ -19,12 +19,14 @@ package dev.idempotency.spring.store.redis;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Tag;
 
 /**
  * {@link RedisIdempotencyStore} passes the store contract on a real Redis server.
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class RedisIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 
 	private static final String PREFIX = RedisTestServer.uniquePrefix("contract");

@@ -20,6 +20,7 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import redis.clients.jedis.JedisPoolConfig;
 
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -32,6 +33,7 @@ import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class RedisIdempotencyStoreJedisIT extends AbstractIdempotencyStoreTests {
 
 	private static final String PREFIX = RedisTestServer.uniquePrefix("jedis");

@@ -30,6 +30,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.DisposableBean;
@@ -47,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("serial")
 class RedisIdempotencyStoreRoundTripIT {
 
 	private static final Duration LEASE = Duration.ofSeconds(30);

@@ -46,6 +46,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -69,6 +70,7 @@ import static org.assertj.core.api.Assertions.within;
  *
  * @author Idempotency contributors
  */
+@Tag("serial")
 class RedisIdempotencyStoreStorageIT {
 
 	private static final String PREFIX = RedisTestServer.uniquePrefix("storage");

@@ -17,6 +17,7 @@
 package dev.idempotency.spring.store.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -66,9 +67,16 @@ final class RedisTestServer {
 	 */
 	static JedisConnectionFactory jedisConnectionFactory(JedisPoolConfig pool) {
 		TestServers.Redis redis = TestServers.redis();
+		// Jedis waits 2 s for an answer by default, which the kit's 64 racing threads can
+		// exceed on a busy machine: as long as Lettuce waits in Spring Data Redis (60 s)
 		JedisConnectionFactory factory = new JedisConnectionFactory(
 				new RedisStandaloneConfiguration(redis.host(), redis.port()),
-				JedisClientConfiguration.builder().usePooling().poolConfig(pool).build());
+				JedisClientConfiguration.builder()
+					.connectTimeout(Duration.ofSeconds(60))
+					.readTimeout(Duration.ofSeconds(60))
+					.usePooling()
+					.poolConfig(pool)
+					.build());
 		factory.afterPropertiesSet();
 		factory.start();
 		return factory;

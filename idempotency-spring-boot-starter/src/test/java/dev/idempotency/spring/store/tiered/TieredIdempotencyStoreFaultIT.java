@@ -85,14 +85,17 @@ class TieredIdempotencyStoreFaultIT {
 
 	private static final Duration TTL = Duration.ofMinutes(10);
 
-	// short, so that a Redis outage costs little and the test stays fast
-	private static final Duration REDIS_TIMEOUT = Duration.ofMillis(300);
+	// what a command waits while Redis is cut: short, so that an outage costs little, yet
+	// long enough that a healthy Redis always answers in time on a busy machine (a
+	// command
+	// that times out there sends the tiered store to PostgreSQL, which some tests hold)
+	private static final Duration REDIS_TIMEOUT = Duration.ofSeconds(2);
 
 	private static final Duration OPEN_DURATION = Duration.ofMillis(500);
 
 	private static final int FAILURE_THRESHOLD = 3;
 
-	private static final Duration DEADLINE = Duration.ofSeconds(20);
+	private static final Duration DEADLINE = Duration.ofSeconds(60);
 
 	private static final RequestFingerprint FINGERPRINT = TieredIdempotencyStoreTests.fingerprint(7);
 
@@ -443,8 +446,10 @@ class TieredIdempotencyStoreFaultIT {
 		config.setPoolName("tiered-fault-" + this.schema);
 		config.setMaximumPoolSize(4);
 		config.setMinimumIdle(1);
-		// fail fast while PostgreSQL is cut (the default waits 30 s for a connection)
-		config.setConnectionTimeout(1000);
+		// fail fast while PostgreSQL is cut (the default waits 30 s for a connection),
+		// but
+		// leave a busy machine time to open a connection once it is back
+		config.setConnectionTimeout(3000);
 		return new HikariDataSource(config);
 	}
 

@@ -44,6 +44,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.SocketOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -62,6 +63,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("contract")
 class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 
 	// unique per run: two builds may share one server

@@ -62,6 +62,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@org.junit.jupiter.api.Tag("contract")
 class TieredIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests {
 
 	// unique per run: two builds may share one server

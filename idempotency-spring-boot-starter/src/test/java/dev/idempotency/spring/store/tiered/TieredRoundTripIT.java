@@ -39,6 +39,7 @@ import dev.idempotency.test.servers.TestServers;
 import io.lettuce.core.RedisURI;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -57,6 +58,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@Tag("serial")
 class TieredRoundTripIT {
 
 	private static final Duration LEASE = Duration.ofSeconds(30);
