@@ -156,7 +156,11 @@ final class PaymentsCluster implements AutoCloseable {
 					+ ((jdbc.getRawQuery() != null) ? "?" + jdbc.getRawQuery() : "");
 		}
 		try {
-			// command-line arguments win over the sample's application.yml
+			// command-line arguments win over the sample's application.yml; the
+			// socket time-out is longer than its 3 s: at start-up the migration
+			// waits for an advisory lock that every migration on the server takes,
+			// and a busy server can make it wait longer (the tests cut PostgreSQL,
+			// never hang it, so no test waits for this time-out)
 			ConfigurableApplicationContext context = new SpringApplicationBuilder(PaymentsApplication.class,
 					HandlerRuns.CountingConfiguration.class)
 				.main(PaymentsApplication.class)
@@ -167,9 +171,11 @@ final class PaymentsCluster implements AutoCloseable {
 						"--spring.datasource.hikari.schema=" + this.schema,
 						"--spring.datasource.hikari.connection-timeout=" + postgresTimeout,
 						"--spring.datasource.hikari.maximum-pool-size=5", "--spring.datasource.hikari.minimum-idle=1",
-						"--spring.datasource.hikari.validation-timeout=500", "--spring.flyway.schemas=" + this.schema,
-						"--spring.flyway.default-schema=" + this.schema, "--spring.data.redis.host=" + redisHost,
-						"--spring.data.redis.port=" + redisPort, "--spring.data.redis.timeout=" + redisTimeout,
+						"--spring.datasource.hikari.validation-timeout=500",
+						"--spring.datasource.hikari.data-source-properties.socketTimeout=30",
+						"--spring.flyway.schemas=" + this.schema, "--spring.flyway.default-schema=" + this.schema,
+						"--spring.data.redis.host=" + redisHost, "--spring.data.redis.port=" + redisPort,
+						"--spring.data.redis.timeout=" + redisTimeout,
 						"--spring.data.redis.connect-timeout=" + redisTimeout, "--idempotency.store.type=tiered",
 						"--idempotency.redis.key-prefix=" + this.schema + ":", "--idempotency.lock-timeout=2s",
 						"--idempotency.tiered.open-duration=500ms", "--idempotency.jdbc.cleanup.enabled=false",
