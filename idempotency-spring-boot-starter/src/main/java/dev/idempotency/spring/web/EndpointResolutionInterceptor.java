@@ -89,7 +89,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 
 	private @Nullable IdempotencyProblemRenderer problemRenderer;
 
-	private ProblemResponses problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, null);
+	private ProblemWriter problems = new ProblemWriter(this.problemTypeBase, null);
 
 	/**
 	 * Create an interceptor.
@@ -107,7 +107,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	 */
 	public void setKeyHeader(String keyHeader) {
 		this.keyHeader = Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
-		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
+		this.problems = new ProblemWriter(this.problemTypeBase, this.problemRenderer);
 	}
 
 	/**
@@ -127,7 +127,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	 */
 	public void setProblemTypeBase(String problemTypeBase) {
 		this.problemTypeBase = Objects.requireNonNull(problemTypeBase, "'problemTypeBase' must not be null");
-		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
+		this.problems = new ProblemWriter(this.problemTypeBase, this.problemRenderer);
 	}
 
 	/**
@@ -137,7 +137,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	 */
 	public void setProblemRenderer(@Nullable IdempotencyProblemRenderer problemRenderer) {
 		this.problemRenderer = problemRenderer;
-		this.problems = new ProblemResponses(this.problemTypeBase, this.keyHeader, this.problemRenderer);
+		this.problems = new ProblemWriter(this.problemTypeBase, this.problemRenderer);
 	}
 
 	@Override
@@ -173,7 +173,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 					+ ": Spring MVC chose the @Idempotent handler " + handler
 					+ ", but the idempotency filter did not treat the request as idempotent, so the handler "
 					+ "would run without protection. Please report this with the handler's request mapping.");
-			this.problems.notApplied(request, response);
+			this.problems.write(request, response, Refusal.notApplied());
 			return false;
 		}
 		if (!filterEndpoint.equals(handlerEndpoint)) {

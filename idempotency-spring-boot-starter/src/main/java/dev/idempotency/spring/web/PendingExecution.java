@@ -69,10 +69,9 @@ import org.springframework.web.util.WebUtils;
  */
 final class PendingExecution {
 
-	private static final String ATTRIBUTE = IdempotencyFilter.class.getName() + ".CALL";
+	private static final String ATTRIBUTE = "dev.idempotency.spring.web.IdempotencyFilter.CALL";
 
-	// under the filter's name, where applications look for what the filter reports
-	private static final Log logger = LogFactory.getLog(IdempotencyFilter.class);
+	private static final Log logger = LogFactory.getLog(PendingExecution.class);
 
 	private final Execution execution;
 
@@ -84,7 +83,7 @@ final class PendingExecution {
 
 	private final ReplayWriter replays;
 
-	private final ProblemResponses problems;
+	private final ProblemWriter problems;
 
 	private final @Nullable RequestTransaction transaction;
 
@@ -97,26 +96,20 @@ final class PendingExecution {
 	/**
 	 * Create the state of an execution that is about to run its handler.
 	 * @param execution the execution
-	 * @param policy the policy of its endpoint
-	 * @param observation the observation of its request
-	 * @param storedHeaders the headers of its response to store
-	 * @param replays writes the expiry header of its response
-	 * @param problems answers a response that could not be committed
+	 * @param exchange the request's exchange: its policy, observation and response, and
+	 * the settings of the filter
 	 * @param transaction the request's transaction on a transactional endpoint, else
 	 * {@code null}
-	 * @param response the response to capture
 	 */
-	PendingExecution(Execution execution, EndpointPolicy policy, RequestObservation observation,
-			StoredHeaders storedHeaders, ReplayWriter replays, ProblemResponses problems,
-			@Nullable RequestTransaction transaction, HttpServletResponse response) {
+	PendingExecution(Execution execution, IdempotentExchange exchange, @Nullable RequestTransaction transaction) {
 		this.execution = execution;
-		this.policy = policy;
-		this.observation = observation;
-		this.storedHeaders = storedHeaders;
-		this.replays = replays;
-		this.problems = problems;
+		this.policy = exchange.policy();
+		this.observation = exchange.observation();
+		this.storedHeaders = exchange.requests().storedHeaders();
+		this.replays = exchange.requests().replays();
+		this.problems = exchange.requests().problems();
 		this.transaction = transaction;
-		this.capture = capture(response);
+		this.capture = capture(exchange.response());
 	}
 
 	/**
@@ -310,12 +303,15 @@ final class PendingExecution {
 		HttpServletResponse response = (HttpServletResponse) capture.getResponse();
 		response.reset();
 		String key = this.execution.key().key();
-		Duration retryAfter = ProblemResponses.wholeSeconds(this.execution.policy().unavailableRetryAfter());
-		switch (kind) {
-			case OUTCOME_UNKNOWN -> this.problems.commitOutcomeUnknown(request, response, key, retryAfter);
-			case CONNECTION_LOST -> this.problems.storeUnavailable(request, response, key, retryAfter);
-			default -> this.problems.rolledBack(request, response, key, String.valueOf(ending.reason()));
-		}
+		Duration retryAfter = Refusal.wholeSeconds(this.execution.policy().unavailableRetryAfter());
+		Refusal refusal = switch (kind) {
+			case OUTCOME_UNKNOWN -> Refusal.commitOutcomeUnknown(key, retryAfter);
+			case CONNECTION_LOST -> Refusal.storeUnavailable(key, retryAfter);
+			default -> Refusal.rolledBack(key, String.valueOf(ending.reason()));
+		};
+		// the observation keeps the outcome of an execution, with the completion
+		// overridden
+		this.problems.write(request, response, refusal);
 		return false;
 	}
 

@@ -43,6 +43,18 @@ final class ProblemWriter {
 	}
 
 	/**
+	 * Write the problem of a refusal as the whole response.
+	 * @param request the request, for the {@code instance} member
+	 * @param response the response to write
+	 * @param refusal the refusal
+	 * @throws IOException if writing fails
+	 */
+	void write(HttpServletRequest request, HttpServletResponse response, Refusal refusal) throws IOException {
+		write(request, response, refusal.kind().problem(), refusal.detail(), refusal.key(), refusal.retryAfter(),
+				refusal.originalStatus());
+	}
+
+	/**
 	 * Write a problem as the whole response.
 	 * @param request the request, for the {@code instance} member
 	 * @param response the response to write

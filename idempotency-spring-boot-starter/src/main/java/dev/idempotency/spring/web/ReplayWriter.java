@@ -21,13 +21,12 @@ import java.io.IOException;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
-import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Writes a stored response as the answer to a retry, with the
- * {@value IdempotencyFilter#REPLAYED_HEADER} header, and the
- * {@value IdempotencyFilter#EXPIRES_HEADER} header of first responses and replays.
+ * Writes a stored response as the answer to a retry, with the {@value #REPLAYED_HEADER}
+ * header, and the {@value #EXPIRES_HEADER} header of first responses and replays.
  * <p>
  * Immutable and thread-safe.
  *
@@ -35,55 +34,59 @@ import jakarta.servlet.http.HttpServletResponse;
  */
 final class ReplayWriter {
 
+	/**
+	 * Header set to {@code true} on replayed responses.
+	 */
+	static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+	/**
+	 * Header that advertises when the record of a key expires (an HTTP date).
+	 */
+	static final String EXPIRES_HEADER = "Idempotency-Expires";
+
 	private final StoredHeaders storedHeaders;
 
 	private final boolean expiresHeader;
-
-	private final ProblemResponses problems;
 
 	/**
 	 * Create a writer.
 	 * @param storedHeaders the headers that are replayed
 	 * @param expiresHeader whether responses carry the expiry header
-	 * @param problems answers a retry whose stored response cannot be replayed
 	 */
-	ReplayWriter(StoredHeaders storedHeaders, boolean expiresHeader, ProblemResponses problems) {
+	ReplayWriter(StoredHeaders storedHeaders, boolean expiresHeader) {
 		this.storedHeaders = storedHeaders;
 		this.expiresHeader = expiresHeader;
-		this.problems = problems;
 	}
 
 	/**
-	 * Answer a retry with the response stored under its key.
+	 * Answer a retry with the response stored under its key, or, when that response
+	 * cannot be replayed (unreadable, or stored without its body), say so.
 	 * @param replay the decision
 	 * @param key the client's key
-	 * @param request the retry
 	 * @param response the response to write
+	 * @return {@code null} once the stored response is written, else the refusal to
+	 * answer with (the expiry header already set)
 	 * @throws IOException if writing fails
 	 */
-	void write(Decision.Replay replay, String key, HttpServletRequest request, HttpServletResponse response)
-			throws IOException {
+	@Nullable Refusal write(Decision.Replay replay, String key, HttpServletResponse response) throws IOException {
 		StoredResponse stored = replay.response();
 		if (!stored.isBodyRetained()) {
 			if (this.expiresHeader) {
-				response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
+				response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
 			}
-			if (!stored.isReadable()) {
-				this.problems.responseUnreadable(request, response, key);
-				return;
-			}
-			this.problems.responseTooLarge(request, response, key, stored.status());
-			return;
+			return stored.isReadable() ? Refusal.responseTooLarge(key, stored.status())
+					: Refusal.responseUnreadable(key);
 		}
 		response.setStatus(stored.status());
 		this.storedHeaders.apply(stored.headers(), response);
-		response.setHeader(IdempotencyFilter.REPLAYED_HEADER, "true");
+		response.setHeader(REPLAYED_HEADER, "true");
 		if (this.expiresHeader) {
 			// after the stored headers, where a first response has it too
-			response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
+			response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
 		}
 		response.setContentLength(stored.bodyLength());
 		stored.writeBodyTo(response.getOutputStream());
+		return null;
 	}
 
 	/**
@@ -93,7 +96,7 @@ final class ReplayWriter {
 	 */
 	void writeExpiry(HttpServletResponse response, Execution execution) {
 		if (this.expiresHeader) {
-			response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+			response.setHeader(EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
 		}
 	}
 
@@ -106,7 +109,7 @@ final class ReplayWriter {
 	 */
 	void writeExpiryBeforeStreaming(HttpServletResponse response, Execution execution) {
 		if (this.expiresHeader && !execution.policy().nonStorableStatuses().contains(response.getStatus())) {
-			response.setHeader(IdempotencyFilter.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+			response.setHeader(EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
 		}
 	}
 

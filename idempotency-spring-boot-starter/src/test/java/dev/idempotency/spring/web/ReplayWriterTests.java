@@ -41,7 +41,7 @@ class ReplayWriterTests {
 
 	private static final String EXPIRES = "Sun, 01 Mar 2026 12:00:00 GMT";
 
-	private final ProblemResponses problems = new ProblemResponses("https://example.com/p/", "Idempotency-Key", null);
+	private final ProblemWriter problems = new ProblemWriter("https://example.com/p/", null);
 
 	private final StoredHeaders storedHeaders = new StoredHeaders(List.of(), List.of("X-Secret"));
 
@@ -55,8 +55,7 @@ class ReplayWriterTests {
 				201, List.of(new HttpHeader("Content-Type", "application/json"),
 						new HttpHeader("Location", "/orders/1"), new HttpHeader("X-Secret", "s")),
 				"{\"id\":1}".getBytes(StandardCharsets.UTF_8));
-		new ReplayWriter(this.storedHeaders, true, this.problems).write(new Decision.Replay(stored, EXPIRES_AT), "k-1",
-				this.request, this.response);
+		write(new ReplayWriter(this.storedHeaders, true), new Decision.Replay(stored, EXPIRES_AT));
 		assertThat(this.response.getStatus()).isEqualTo(201);
 		assertThat(this.response.getContentType()).isEqualTo("application/json");
 		assertThat(this.response.getHeader("Location")).isEqualTo("/orders/1");
@@ -70,8 +69,7 @@ class ReplayWriterTests {
 	@Test
 	void expiryHeaderCanBeTurnedOff() throws Exception {
 		StoredResponse stored = new StoredResponse(200, List.of(), new byte[0]);
-		new ReplayWriter(this.storedHeaders, false, this.problems).write(new Decision.Replay(stored, EXPIRES_AT), "k-1",
-				this.request, this.response);
+		write(new ReplayWriter(this.storedHeaders, false), new Decision.Replay(stored, EXPIRES_AT));
 		assertThat(this.response.getHeader(IdempotencyFilter.REPLAYED_HEADER)).isEqualTo("true");
 		assertThat(this.response.getHeader(IdempotencyFilter.EXPIRES_HEADER)).isNull();
 	}
@@ -79,8 +77,7 @@ class ReplayWriterTests {
 	@Test
 	void responseStoredWithoutBodyIsAProblemWithTheOriginalStatus() throws Exception {
 		StoredResponse stored = StoredResponse.withoutBody(201, List.of(new HttpHeader("Location", "/orders/1")));
-		new ReplayWriter(this.storedHeaders, true, this.problems).write(new Decision.Replay(stored, EXPIRES_AT), "k-1",
-				this.request, this.response);
+		write(new ReplayWriter(this.storedHeaders, true), new Decision.Replay(stored, EXPIRES_AT));
 		assertThat(this.response.getStatus()).isEqualTo(410);
 		assertThat(this.response.getContentAsString()).contains("\"originalStatus\":201");
 		assertThat(this.response.getHeader(IdempotencyFilter.REPLAYED_HEADER)).isNull();
@@ -89,11 +86,18 @@ class ReplayWriterTests {
 
 	@Test
 	void unreadableResponseIsAProblemWithoutOriginalStatus() throws Exception {
-		new ReplayWriter(this.storedHeaders, true, this.problems)
-			.write(new Decision.Replay(StoredResponse.unreadable(), EXPIRES_AT), "k-1", this.request, this.response);
+		write(new ReplayWriter(this.storedHeaders, true), new Decision.Replay(StoredResponse.unreadable(), EXPIRES_AT));
 		assertThat(this.response.getStatus()).isEqualTo(410);
 		assertThat(this.response.getContentAsString()).doesNotContain("originalStatus");
 		assertThat(this.response.getHeader(IdempotencyFilter.EXPIRES_HEADER)).isEqualTo(EXPIRES);
+	}
+
+	// a replay as the filter answers it: the stored response, or the refusal's problem
+	private void write(ReplayWriter writer, Decision.Replay replay) throws Exception {
+		Refusal refusal = writer.write(replay, "k-1", this.response);
+		if (refusal != null) {
+			this.problems.write(this.request, this.response, refusal);
+		}
 	}
 
 }
