@@ -46,28 +46,13 @@ final class ProblemWriter {
 	 * Write the problem of a refusal as the whole response.
 	 * @param request the request, for the {@code instance} member
 	 * @param response the response to write
-	 * @param refusal the refusal
+	 * @param refusal the refusal: its problem, detail, key ({@code idempotencyKey}
+	 * member), {@code Retry-After} and original status
 	 * @throws IOException if writing fails
 	 */
 	void write(HttpServletRequest request, HttpServletResponse response, Refusal refusal) throws IOException {
-		write(request, response, refusal.kind().problem(), refusal.detail(), refusal.key(), refusal.retryAfter(),
-				refusal.originalStatus());
-	}
-
-	/**
-	 * Write a problem as the whole response.
-	 * @param request the request, for the {@code instance} member
-	 * @param response the response to write
-	 * @param problem the problem
-	 * @param detail the human-readable detail
-	 * @param key the request's key, echoed in the {@code idempotencyKey} member, or
-	 * {@code null}
-	 * @param retryAfter the {@code Retry-After} to send, or {@code null}
-	 * @param originalStatus the {@code originalStatus} member, or {@code -1} for none
-	 * @throws IOException if writing fails
-	 */
-	void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem, String detail,
-			@Nullable String key, @Nullable Duration retryAfter, int originalStatus) throws IOException {
+		IdempotencyProblem problem = refusal.kind().problem();
+		Duration retryAfter = refusal.retryAfter();
 		response.setStatus(problem.status());
 		if (retryAfter != null) {
 			response.setHeader("Retry-After", Long.toString(retryAfter.getSeconds()));
@@ -75,17 +60,18 @@ final class ProblemWriter {
 		IdempotencyProblemRenderer custom = this.renderer;
 		if (custom != null) {
 			custom.render(new IdempotencyProblemRenderer.Problem(problem, this.typeBase + problem.slug(),
-					problem.title(), problem.status(), detail, request.getRequestURI(), key, retryAfter,
-					(originalStatus >= 0) ? originalStatus : null), request, response);
+					problem.title(), problem.status(), refusal.detail(), request.getRequestURI(), refusal.key(),
+					retryAfter, (refusal.originalStatus() >= 0) ? refusal.originalStatus() : null), request, response);
 			return;
 		}
-		byte[] body = body(request.getRequestURI(), problem, detail, key, originalStatus);
+		byte[] body = body(request.getRequestURI(), refusal);
 		response.setContentType(CONTENT_TYPE);
 		response.setContentLength(body.length);
 		response.getOutputStream().write(body);
 	}
 
-	byte[] body(String instance, IdempotencyProblem problem, String detail, @Nullable String key, int originalStatus) {
+	byte[] body(String instance, Refusal refusal) {
+		IdempotencyProblem problem = refusal.kind().problem();
 		StringBuilder json = new StringBuilder(256);
 		json.append("{\"type\":");
 		appendString(json, this.typeBase + problem.slug());
@@ -93,15 +79,16 @@ final class ProblemWriter {
 		appendString(json, problem.title());
 		json.append(",\"status\":").append(problem.status());
 		json.append(",\"detail\":");
-		appendString(json, detail);
+		appendString(json, refusal.detail());
 		json.append(",\"instance\":");
 		appendString(json, instance);
+		String key = refusal.key();
 		if (key != null) {
 			json.append(",\"idempotencyKey\":");
 			appendString(json, key);
 		}
-		if (originalStatus >= 0) {
-			json.append(",\"originalStatus\":").append(originalStatus);
+		if (refusal.originalStatus() >= 0) {
+			json.append(",\"originalStatus\":").append(refusal.originalStatus());
 		}
 		json.append('}');
 		return json.toString().getBytes(StandardCharsets.UTF_8);

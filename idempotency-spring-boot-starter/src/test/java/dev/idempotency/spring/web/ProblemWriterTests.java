@@ -41,7 +41,7 @@ class ProblemWriterTests {
 	void writesProblemWithKeyAndRetryAfter() throws Exception {
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		this.writer.write(new MockHttpServletRequest("POST", "/orders"), response,
-				IdempotencyProblem.REQUEST_IN_PROGRESS, "Wait.", "k-1", Duration.ofSeconds(3), -1);
+				new Refusal(Refusal.Kind.IN_PROGRESS, "Wait.", "k-1", Duration.ofSeconds(3), -1));
 		assertThat(response.getStatus()).isEqualTo(409);
 		assertThat(response.getContentType()).isEqualTo("application/problem+json");
 		assertThat(response.getHeader("Retry-After")).isEqualTo("3");
@@ -62,8 +62,8 @@ class ProblemWriterTests {
 			response.getWriter().write("try later");
 		});
 		MockHttpServletResponse response = new MockHttpServletResponse();
-		custom.write(new MockHttpServletRequest("POST", "/orders"), response, IdempotencyProblem.STORE_UNAVAILABLE,
-				"Down.", "k-2", Duration.ofSeconds(2), 201);
+		custom.write(new MockHttpServletRequest("POST", "/orders"), response,
+				new Refusal(Refusal.Kind.STORE_UNAVAILABLE, "Down.", "k-2", Duration.ofSeconds(2), 201));
 		assertThat(response.getStatus()).isEqualTo(503);
 		assertThat(response.getHeader("Retry-After")).isEqualTo("2");
 		assertThat(response.getContentAsString()).isEqualTo("try later");
@@ -76,7 +76,8 @@ class ProblemWriterTests {
 	@Test
 	void escapesStrings() {
 		String json = new String(
-				this.writer.body("/a\"b", IdempotencyProblem.KEY_REUSED, "line\nnext\u0001", "q\"\\k", 200),
+				this.writer.body("/a\"b",
+						new Refusal(Refusal.Kind.KEY_REUSED, "line\nnext\u0001", "q\"\\k", null, 200)),
 				StandardCharsets.UTF_8);
 		assertThat(json).contains("\"instance\":\"/a\\\"b\"")
 			.contains("\"detail\":\"line\\nnext\\u0001\"")

@@ -145,211 +145,6 @@ public class JdbcIdempotencyStore
 
 	private static final String STATUS_COMPLETED = "C";
 
-	// The record a claim found, classified by the database clock: the columns of both
-	// claim statements after their leading flags.
-	private static final String EXISTING_RECORD = """
-			t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
-				t.expires_at <= now(), t.lease_expires_at <= now(),
-				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
-				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
-				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
-				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint""";
-
-	// The claim of an absent key; a key with a row is left as it is. On its own, it is
-	// the first statement of acquireFresh: a key the fast tier has just granted is almost
-	// always new, and this plain insert costs PostgreSQL less CPU than ACQUIRE, whose CTE
-	// and second branch only a key with a row needs.
-	private static final String INSERT_CLAIM = """
-			INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
-				created_at, lease_expires_at, expires_at, purge_after)
-			VALUES (:id, :scope, :key, :fingerprint, 'P', :owner, now(),
-				now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
-				now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond')
-			ON CONFLICT (id) DO NOTHING""";
-
-	// Claims an absent key or, when a row is there, returns it classified by the
-	// database clock, in one round trip. If the conflicting row was committed after this
-	// statement's snapshot, neither branch returns a row and the caller tries again.
-	private static final String ACQUIRE = """
-			WITH ins AS (
-				%INSERT_CLAIM%
-				RETURNING 1
-			)
-			SELECT true AS inserted, NULL::bytea AS fingerprint, NULL::text AS status,
-				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
-				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
-				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
-			FROM ins
-			UNION ALL
-			SELECT false, %EXISTING_RECORD%
-			FROM %TABLE% t
-			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
-			""".replace("%INSERT_CLAIM%", INSERT_CLAIM).replace("%EXISTING_RECORD%", EXISTING_RECORD);
-
-	// The claim committed without waiting for its WAL flush. set_config(..., true) lasts
-	// until the end of the statement's transaction, its commit; it is evaluated once per
-	// inserted row, so a claim that inserts nothing (and the takeover that may follow it
-	// on the same connection) keeps the synchronous commit.
-	private static final String ACQUIRE_UNFLUSHED = replaceOnce(replaceOnce(ACQUIRE, "FROM ins\n", "FROM relaxed\n"),
-			"RETURNING 1\n)\n", """
-					RETURNING 1
-					), relaxed AS (
-						SELECT set_config('synchronous_commit', 'off', true) FROM ins
-					)
-					""");
-
-	// The claim when claims may be held by transactions not yet committed (the
-	// transactional mode): an advisory lock on the key guards the insert. A claimant
-	// that cannot take it at once does not insert, so it never waits on the unique
-	// index behind an uncommitted claim: it reads the record committed before its
-	// statement began (a replay, say), or, with none, answers that the key is held.
-	// The lock ends with the claimant's transaction: at once for an auto-committed
-	// claim, at the commit or rollback of a transactional one. The claim also bounds how
-	// long its transaction may then sit idle (a handler hung outside the database) to
-	// the request's time-out (RequestTransactions.timeout): past that, PostgreSQL ends
-	// the session, which rolls the claim back and frees the key (set_config(..., true)
-	// lasts until the transaction ends).
-	private static final String ACQUIRE_GUARDED = """
-			WITH guard AS (
-				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
-					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
-			), ins AS (
-				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
-					created_at, lease_expires_at, expires_at, purge_after)
-				SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
-					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
-					now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
-				FROM guard WHERE guard.held
-				ON CONFLICT (id) DO NOTHING
-				RETURNING 1
-			)
-			SELECT true AS inserted, false AS held_elsewhere, NULL::bytea AS fingerprint, NULL::text AS status,
-				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
-				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
-				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
-			FROM ins
-			UNION ALL
-			SELECT false, NOT guard.held, %EXISTING_RECORD%
-			FROM %TABLE% t CROSS JOIN guard
-			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
-			UNION ALL
-			SELECT false, true, NULL, NULL, NULL, NULL, NULL, false, false, NULL, NULL, false, false, NULL
-			FROM guard
-			WHERE NOT guard.held AND NOT EXISTS (SELECT 1 FROM %TABLE% t WHERE t.id = :id)
-			""".replace("%EXISTING_RECORD%", EXISTING_RECORD);
-
-	// Compare-and-set on the owner token that acquire saw: of two takers only the first
-	// to lock the row still finds that token. A lapsed lease is taken over once its
-	// takeover time has come, or at once without confirmation.
-	private static final String TAKE_OVER = """
-			UPDATE %TABLE%
-			SET fingerprint = :fingerprint, status = 'P', owner_token = :owner, response = NULL,
-				created_at = now(), lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
-				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL,
-				purge_after = now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
-			WHERE id = :id AND owner_token = :seenOwner
-				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = :fingerprint
-					AND (:atOnce OR takeover_at <= now())))
-			""";
-
-	// The first request to find a lease lapsed sets when it may be taken over; the
-	// owner's next renewal clears that again.
-	private static final String SCHEDULE_TAKEOVER = """
-			UPDATE %TABLE%
-			SET takeover_at = now() + :leaseMillis * INTERVAL '1 millisecond'
-			WHERE id = :id AND owner_token = :seenOwner AND status = 'P' AND lease_expires_at <= now()
-				AND takeover_at IS NULL AND expires_at > now()
-			""";
-
-	// A completion within the lease, with the claim's time to live, leaves purge_after
-	// as the claim set it (past the new expiry), so that it changes no indexed column and
-	// PostgreSQL can make it a heap-only (HOT) update: no new index entries. A shorter
-	// time to live brings purge_after forward to the new expiry. A plain UPDATE rather
-	// than one that also looks for the row completed (COMPLETED_BY_OWNER) in a CTE: that
-	// form cost PostgreSQL a tenth more CPU per first request, for a case (a retry after
-	// a lost reply) that almost never happens.
-	private static final String COMPLETE = """
-			UPDATE %TABLE%
-			SET status = 'C', response = :response, lease_expires_at = NULL,
-				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL,
-				purge_after = CASE WHEN now() + :ttlMillis * INTERVAL '1 millisecond' < expires_at
-					THEN now() + :ttlMillis * INTERVAL '1 millisecond'
-					ELSE GREATEST(purge_after, now() + :ttlMillis * INTERVAL '1 millisecond') END
-			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
-			""";
-
-	// A completion that changed no row may be the retry of one
-	// that committed but whose reply was lost: finding the row
-	// completed with its own token is a success, not a fencing.
-	private static final String COMPLETED_BY_OWNER = """
-			SELECT 1 FROM %TABLE%
-			WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now()
-			""";
-
-	// The one write of a lookup-mode first request: insert the completed record, or
-	// overwrite an expired row or our own processing row, never a live row of another
-	// owner. A completion retried by the same owner finds its own completed row.
-	private static final String COMPLETE_UNCLAIMED = """
-			WITH ups AS (
-				INSERT INTO %TABLE% AS t (id, scope, idem_key, fingerprint, status, owner_token, created_at,
-					lease_expires_at, expires_at, response, purge_after)
-				VALUES (:id, :scope, :key, :fingerprint, 'C', :owner, now(), NULL,
-					now() + :ttlMillis * INTERVAL '1 millisecond', :response, now() + :ttlMillis * INTERVAL '1 millisecond')
-				ON CONFLICT (id) DO UPDATE
-				SET scope = EXCLUDED.scope, idem_key = EXCLUDED.idem_key, fingerprint = EXCLUDED.fingerprint,
-					status = 'C', owner_token = EXCLUDED.owner_token,
-					created_at = CASE WHEN t.expires_at <= now() THEN now() ELSE t.created_at END,
-					lease_expires_at = NULL, expires_at = EXCLUDED.expires_at, response = EXCLUDED.response,
-					takeover_at = NULL, purge_after = CASE WHEN EXCLUDED.expires_at < t.expires_at
-						THEN EXCLUDED.purge_after ELSE GREATEST(t.purge_after, EXCLUDED.purge_after) END
-				WHERE t.expires_at <= now() OR (t.owner_token = EXCLUDED.owner_token AND t.status = 'P')
-				RETURNING 1
-			)
-			SELECT EXISTS (SELECT 1 FROM ups) OR EXISTS (
-				SELECT 1 FROM %TABLE%
-				WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now())
-			""";
-
-	// An expired row behaves as absent (false) but is deleted all the same.
-	private static final String RELEASE = """
-			DELETE FROM %TABLE%
-			WHERE id = :id AND owner_token = :owner AND status = 'P'
-			RETURNING expires_at > now()
-			""";
-
-	private static final String EXTEND = """
-			UPDATE %TABLE%
-			SET lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
-				expires_at = GREATEST(expires_at, now() + :leaseMillis * INTERVAL '1 millisecond'), takeover_at = NULL,
-				purge_after = GREATEST(purge_after, expires_at, now() + :leaseMillis * INTERVAL '1 millisecond')
-			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
-			""";
-
-	// the remaining lifetime is rounded down: no copy made from it may outlive the row
-	private static final String FIND = """
-			SELECT scope, idem_key, fingerprint, status::text AS status, owner_token, created_at,
-				lease_expires_at, expires_at, response,
-				floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS ttl_ms
-			FROM %TABLE%
-			WHERE id = :id AND expires_at > now()
-			""";
-
-	private static final String EVICT = """
-			DELETE FROM %TABLE%
-			WHERE id = :id
-			RETURNING expires_at > now()
-			""";
-
-	// the text with its one occurrence of target replaced; a statement built from
-	// another must fail loudly, not silently, when that other one changes
-	private static String replaceOnce(String text, String target, String replacement) {
-		int at = text.indexOf(target);
-		if (at < 0 || text.indexOf(target, at + 1) >= 0) {
-			throw new IllegalStateException("Expected '" + target + "' once in " + text);
-		}
-		return text.substring(0, at) + replacement + text.substring(at + target.length());
-	}
-
 	private static final RowMapper<ClaimRow> CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted") ? Inserted.ROW
 			: ExistingRecord.of(row, false);
 
@@ -371,7 +166,7 @@ public class JdbcIdempotencyStore
 
 	private final JdbcOperationRunner jdbc;
 
-	private volatile Statements statements = new Statements(TableName.parse(DEFAULT_TABLE_NAME));
+	private volatile JdbcStatements statements = new JdbcStatements(TableName.parse(DEFAULT_TABLE_NAME));
 
 	private volatile StoredResponseCodec codec = new StoredResponseCodec();
 
@@ -406,7 +201,7 @@ public class JdbcIdempotencyStore
 	 * @throws IllegalArgumentException if the name is not such an identifier
 	 */
 	public void setTableName(String tableName) {
-		this.statements = new Statements(TableName.parse(tableName));
+		this.statements = new JdbcStatements(TableName.parse(tableName));
 	}
 
 	/**
@@ -517,8 +312,9 @@ public class JdbcIdempotencyStore
 	 * <p>
 	 * A plain {@code INSERT ... ON CONFLICT (id) DO NOTHING} first; only when it inserts
 	 * nothing, the statement of {@link #acquire acquire}, which reads the row, in a
-	 * second round trip on the same connection. Claims that take the key's advisory lock
-	 * (see {@link #setTransactionalClaims(boolean)}) go to that statement at once.
+	 * second round trip on the same connection. A claim that takes the key's advisory
+	 * lock (see {@link #setTransactionalClaims(boolean)}) takes it in the same
+	 * {@code INSERT}, which inserts only when it got the lock.
 	 */
 	@Override
 	public AcquireResult acquireFresh(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
@@ -552,13 +348,13 @@ public class JdbcIdempotencyStore
 		// as in the in-memory store, a record never expires before its first lease lapses
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
 		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
-		Statements statements = this.statements;
+		JdbcStatements statements = this.statements;
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
 		PositionalStatement statement = guarded ? statements.acquireGuarded
 				: (form == ClaimForm.UNFLUSHED) ? statements.acquireUnflushed : statements.acquire;
-		boolean insertFirst = !guarded && form == ClaimForm.INSERT_FIRST;
+		boolean insertFirst = form == ClaimForm.INSERT_FIRST;
 		return this.jdbc.run("acquire", (operation) -> {
-			if (insertFirst && insertClaim(operation, statements, claim)) {
+			if (insertFirst && insertClaim(operation, statements, claim, guarded)) {
 				return new AcquireResult.Acquired(claim.token());
 			}
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
@@ -572,7 +368,7 @@ public class JdbcIdempotencyStore
 		});
 	}
 
-	private @Nullable AcquireResult attemptAcquire(Operation operation, Statements statements,
+	private @Nullable AcquireResult attemptAcquire(Operation operation, JdbcStatements statements,
 			PositionalStatement claimStatement, Claim claim, boolean guarded) throws SQLException {
 		ClaimRow row = claim(operation, statements, claimStatement, claim, guarded);
 		if (row == null) {
@@ -614,23 +410,33 @@ public class JdbcIdempotencyStore
 				timeToLive(existing.ttlMillis()));
 	}
 
-	// the plain insert of a claim: true if it inserted, false if the key has a row
-	private static boolean insertClaim(Operation operation, Statements statements, Claim claim) throws SQLException {
-		try (PreparedStatement statement = operation.prepare(statements.insertClaim, claim.id(), claim.key().scope(),
-				claim.key().key(), claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis())) {
+	// the insert of a claim alone: true if it inserted, false if the key has a row (or,
+	// guarded, if its lock is held elsewhere)
+	private static boolean insertClaim(Operation operation, JdbcStatements statements, Claim claim, boolean guarded)
+			throws SQLException {
+		try (PreparedStatement statement = guarded
+				? operation.prepare(statements.insertClaimGuarded, statements.lockKey(claim.id()), claim.id(),
+						claim.key().scope(), claim.key().key(), claim.fingerprintBytes(), claim.owner(),
+						claim.leaseMillis(), claim.ttlMillis(), idleMillis(claim))
+				: operation.prepare(statements.insertClaim, claim.id(), claim.key().scope(), claim.key().key(),
+						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis())) {
 			return statement.executeUpdate() == 1;
 		}
 	}
 
+	// how long the transaction of a guarded claim may sit idle: its request's time-out
+	private static long idleMillis(Claim claim) {
+		return RequestTransactions.timeout(Duration.ofMillis(claim.leaseMillis())).toMillis();
+	}
+
 	// the claim statement, on plain JDBC (see the class comment): the row it returns, or
 	// null when it returned none
-	private static @Nullable ClaimRow claim(Operation operation, Statements statements,
+	private static @Nullable ClaimRow claim(Operation operation, JdbcStatements statements,
 			PositionalStatement claimStatement, Claim claim, boolean guarded) throws SQLException {
 		try (PreparedStatement statement = guarded
 				? operation.prepare(claimStatement, statements.lockKey(claim.id()), claim.id(), claim.key().scope(),
 						claim.key().key(), claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(),
-						claim.ttlMillis(),
-						RequestTransactions.timeout(Duration.ofMillis(claim.leaseMillis())).toMillis())
+						claim.ttlMillis(), idleMillis(claim))
 				: operation.prepare(claimStatement, claim.id(), claim.key().scope(), claim.key().key(),
 						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis());
 				ResultSet rows = statement.executeQuery()) {
@@ -641,7 +447,8 @@ public class JdbcIdempotencyStore
 		}
 	}
 
-	private @Nullable AcquireResult takeOver(JdbcClient client, Statements statements, Claim claim, UUID seenOwner) {
+	private @Nullable AcquireResult takeOver(JdbcClient client, JdbcStatements statements, Claim claim,
+			UUID seenOwner) {
 		int updated = client.sql(statements.takeOver)
 			.param("id", claim.id())
 			.param("fingerprint", claim.fingerprintBytes())
@@ -657,7 +464,7 @@ public class JdbcIdempotencyStore
 
 	// the lease lapsed and nobody has seen that before: the owner gets one more lease of
 	// a working database to renew it
-	private @Nullable AcquireResult scheduleTakeover(JdbcClient client, Statements statements, Claim claim,
+	private @Nullable AcquireResult scheduleTakeover(JdbcClient client, JdbcStatements statements, Claim claim,
 			UUID seenOwner) {
 		int updated = client.sql(statements.scheduleTakeover)
 			.param("id", claim.id())
@@ -932,83 +739,6 @@ public class JdbcIdempotencyStore
 
 		// INSERT_CLAIM, then ACQUIRE only if the key has a row
 		INSERT_FIRST
-
-	}
-
-	/**
-	 * SQL text for one table name.
-	 */
-	private static final class Statements {
-
-		private final TableName table;
-
-		private final PositionalStatement acquire;
-
-		private final PositionalStatement acquireGuarded;
-
-		private final PositionalStatement acquireUnflushed;
-
-		private final PositionalStatement insertClaim;
-
-		// mixed into a key's advisory lock: one key in two tables takes two locks
-		private final long lockSalt;
-
-		private final String takeOver;
-
-		private final String scheduleTakeover;
-
-		private final PositionalStatement complete;
-
-		private final PositionalStatement completedByOwner;
-
-		private final String completeUnclaimed;
-
-		private final String release;
-
-		private final String extend;
-
-		private final String find;
-
-		private final String evict;
-
-		Statements(TableName table) {
-			this.table = table;
-			this.acquire = new PositionalStatement(table.substitute(ACQUIRE), "id", "scope", "key", "fingerprint",
-					"owner", "leaseMillis", "ttlMillis");
-			this.acquireGuarded = new PositionalStatement(table.substitute(ACQUIRE_GUARDED), "lockKey", "id", "scope",
-					"key", "fingerprint", "owner", "leaseMillis", "ttlMillis", "idleMillis");
-			this.acquireUnflushed = new PositionalStatement(table.substitute(ACQUIRE_UNFLUSHED), "id", "scope", "key",
-					"fingerprint", "owner", "leaseMillis", "ttlMillis");
-			this.insertClaim = new PositionalStatement(table.substitute(INSERT_CLAIM), "id", "scope", "key",
-					"fingerprint", "owner", "leaseMillis", "ttlMillis");
-			this.lockSalt = fnv1a(table.qualifiedName());
-			this.takeOver = table.substitute(TAKE_OVER);
-			this.scheduleTakeover = table.substitute(SCHEDULE_TAKEOVER);
-			this.complete = new PositionalStatement(table.substitute(COMPLETE), "id", "owner", "response", "ttlMillis");
-			this.completedByOwner = new PositionalStatement(table.substitute(COMPLETED_BY_OWNER), "id", "owner");
-			this.completeUnclaimed = table.substitute(COMPLETE_UNCLAIMED);
-			this.release = table.substitute(RELEASE);
-			this.extend = table.substitute(EXTEND);
-			this.find = table.substitute(FIND);
-			this.evict = table.substitute(EVICT);
-		}
-
-		// the key's advisory lock: its digest's first eight bytes, salted with the table
-		long lockKey(byte[] id) {
-			long digest = 0;
-			for (int i = 0; i < Long.BYTES; i++) {
-				digest = (digest << 8) | (id[i] & 0xFF);
-			}
-			return digest ^ this.lockSalt;
-		}
-
-		private static long fnv1a(String text) {
-			long hash = 0xcbf29ce484222325L;
-			for (int i = 0; i < text.length(); i++) {
-				hash = (hash ^ text.charAt(i)) * 0x100000001b3L;
-			}
-			return hash;
-		}
 
 	}
 

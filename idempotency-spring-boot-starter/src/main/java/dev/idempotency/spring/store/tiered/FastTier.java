@@ -26,6 +26,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
@@ -85,8 +86,7 @@ final class FastTier {
 
 	static final String EVICT = "evict";
 
-	// named after the class users configure logging for
-	private static final Log logger = LogFactory.getLog(TieredIdempotencyStore.class);
+	private static final Log logger = LogFactory.getLog(FastTier.class);
 
 	// renewals under way at once; past that a renewal is skipped (and counted)
 	private static final int MAX_RENEWAL_THREADS = 256;
@@ -139,49 +139,24 @@ final class FastTier {
 	// null when the fast tier was skipped or failed; the claim outlives its lease
 	@Nullable AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
-		if (!permitted(ACQUIRE)) {
-			return null;
-		}
-		AcquireResult result;
-		try {
-			result = this.store.acquire(key, fingerprint, token, lease, claimTtl(lease, ttl));
-		}
-		catch (RuntimeException ex) {
-			failed(ACQUIRE, ex);
-			return null;
-		}
-		this.breaker.onSuccess();
-		return result;
+		return permitted(ACQUIRE)
+				? attempt(ACQUIRE, () -> this.store.acquire(key, fingerprint, token, lease, claimTtl(lease, ttl)))
+				: null;
 	}
 
 	Outcome complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
-		if (!permitted(COMPLETE)) {
+		Boolean completed = permitted(COMPLETE)
+				? attempt(COMPLETE, () -> this.store.complete(key, token, response, ttl(ttl))) : null;
+		if (completed == null) {
 			return Outcome.UNAVAILABLE;
 		}
-		boolean completed;
-		try {
-			completed = this.store.complete(key, token, response, ttl(ttl));
-		}
-		catch (RuntimeException ex) {
-			failed(COMPLETE, ex);
-			return Outcome.UNAVAILABLE;
-		}
-		this.breaker.onSuccess();
 		return completed ? Outcome.APPLIED : Outcome.REFUSED;
 	}
 
 	void release(IdempotencyKey key, OwnerToken token) {
-		if (!permitted(RELEASE)) {
-			return;
+		if (permitted(RELEASE)) {
+			attempt(RELEASE, () -> this.store.release(key, token));
 		}
-		try {
-			this.store.release(key, token);
-		}
-		catch (RuntimeException ex) {
-			failed(RELEASE, ex);
-			return;
-		}
-		this.breaker.onSuccess();
 	}
 
 	// A fast tier that hangs must never hold up the durable renewal, which is the one
@@ -208,14 +183,7 @@ final class FastTier {
 
 	private void renew(IdempotencyKey key, OwnerToken token, Duration lease) {
 		try {
-			try {
-				this.store.extend(key, token, lease);
-			}
-			catch (RuntimeException ex) {
-				failed(EXTEND, ex);
-				return;
-			}
-			this.breaker.onSuccess();
+			attempt(EXTEND, () -> this.store.extend(key, token, lease));
 		}
 		finally {
 			this.renewals.remove(token);
@@ -224,47 +192,30 @@ final class FastTier {
 
 	// otherwise: the answer when the fast tier is skipped or fails
 	Optional<IdempotencyRecord> find(IdempotencyKey key, Optional<IdempotencyRecord> otherwise) {
-		if (!permitted(FIND)) {
-			return otherwise;
-		}
-		Optional<IdempotencyRecord> found;
-		try {
-			found = this.store.find(key);
-		}
-		catch (RuntimeException ex) {
-			failed(FIND, ex);
-			return otherwise;
-		}
-		this.breaker.onSuccess();
-		return found;
+		Optional<IdempotencyRecord> found = permitted(FIND) ? attempt(FIND, () -> this.store.find(key)) : null;
+		return (found != null) ? found : otherwise;
 	}
 
 	// The claims below live in the fast tier alone: a skip or a failure fails the
 	// operation, since nothing can serve it without the fast tier.
 	boolean releaseClaim(IdempotencyKey key, OwnerToken token) {
 		requireClaimPermission(RELEASE, key);
-		boolean released;
 		try {
-			released = this.store.release(key, token);
+			return call(RELEASE, () -> this.store.release(key, token));
 		}
 		catch (RuntimeException ex) {
 			throw claimFailed(RELEASE, key, ex);
 		}
-		this.breaker.onSuccess();
-		return released;
 	}
 
 	boolean extendClaim(IdempotencyKey key, OwnerToken token, Duration lease) {
 		requireClaimPermission(EXTEND, key);
-		boolean extended;
 		try {
-			extended = this.store.extend(key, token, lease);
+			return call(EXTEND, () -> this.store.extend(key, token, lease));
 		}
 		catch (RuntimeException ex) {
 			throw claimFailed(EXTEND, key, ex);
 		}
-		this.breaker.onSuccess();
-		return extended;
 	}
 
 	private void requireClaimPermission(String operation, IdempotencyKey key) {
@@ -274,8 +225,8 @@ final class FastTier {
 		}
 	}
 
-	private IdempotencyStoreException claimFailed(String operation, IdempotencyKey key, RuntimeException ex) {
-		failed(operation, ex);
+	// the failure, reported by call, as the operation's exception
+	private static IdempotencyStoreException claimFailed(String operation, IdempotencyKey key, RuntimeException ex) {
 		return (ex instanceof IdempotencyStoreException storeException) ? storeException
 				: new IdempotencyStoreException("Fast tier failed to " + operation + " key '" + key + "'", ex);
 	}
@@ -283,14 +234,12 @@ final class FastTier {
 	// nothing will run: the claim must not keep blocking the retries
 	@Nullable RuntimeException undoClaim(IdempotencyKey key, OwnerToken token) {
 		try {
-			this.store.release(key, token);
+			call(ACQUIRE, () -> this.store.release(key, token));
+			return null;
 		}
 		catch (RuntimeException ex) {
-			failed(ACQUIRE, ex);
 			return ex;
 		}
-		this.breaker.onSuccess();
-		return null;
 	}
 
 	// Copy the durable tier's replay over our claim, for no longer than the durable tier
@@ -312,14 +261,7 @@ final class FastTier {
 			undoClaim(key, token);
 			return;
 		}
-		try {
-			this.store.complete(key, token, replay.response(), finalTtl);
-		}
-		catch (RuntimeException ex) {
-			failed(ACQUIRE, ex);
-			return;
-		}
-		this.breaker.onSuccess();
+		attempt(ACQUIRE, () -> this.store.complete(key, token, replay.response(), finalTtl));
 	}
 
 	// By the durable tier's own clock when it reports the lifetime, less the time since
@@ -335,43 +277,19 @@ final class FastTier {
 
 	// a fast record that contradicts the durable tier
 	void drop(String operation, IdempotencyKey key) {
-		try {
-			this.store.evict(key);
-		}
-		catch (RuntimeException ex) {
-			failed(operation, ex);
-			return;
-		}
-		this.breaker.onSuccess();
+		attempt(operation, () -> this.store.evict(key));
 	}
 
 	// empty as well when the fast tier fails: the caller cannot tell more from it
 	Optional<IdempotencyRecord> recheck(String operation, IdempotencyKey key) {
-		Optional<IdempotencyRecord> found;
-		try {
-			found = this.store.find(key);
-		}
-		catch (RuntimeException ex) {
-			failed(operation, ex);
-			return Optional.empty();
-		}
-		this.breaker.onSuccess();
-		return found;
+		Optional<IdempotencyRecord> found = attempt(operation, () -> this.store.find(key));
+		return (found != null) ? found : Optional.empty();
 	}
 
 	// tried even while the breaker is open: an operator's
 	// eviction must not leave a stale replay behind
 	boolean evict(IdempotencyKey key) {
-		boolean evicted;
-		try {
-			evicted = this.store.evict(key);
-		}
-		catch (RuntimeException ex) {
-			failed(EVICT, ex);
-			throw ex;
-		}
-		this.breaker.onSuccess();
-		return evicted;
+		return call(EVICT, () -> this.store.evict(key));
 	}
 
 	// Diagnostics only: when the breaker is open the read fails with the durable
@@ -380,17 +298,13 @@ final class FastTier {
 		if (!this.breaker.tryAcquirePermission()) {
 			throw durableFailure;
 		}
-		Optional<IdempotencyRecord> found;
 		try {
-			found = this.store.find(key);
+			return call(FIND, () -> this.store.find(key));
 		}
 		catch (RuntimeException ex) {
-			failed(FIND, ex);
 			durableFailure.addSuppressed(ex);
 			throw durableFailure;
 		}
-		this.breaker.onSuccess();
-		return found;
 	}
 
 	/**
@@ -413,6 +327,32 @@ final class FastTier {
 			return (lease.compareTo(ttl) < 0) ? lease : ttl;
 		}
 		return claimTtl;
+	}
+
+	// The one call of the fast store: the breaker hears how every call ended, and the
+	// listener of every failure, which is thrown on.
+	private <T> T call(String operation, Supplier<T> work) {
+		T result;
+		try {
+			result = work.get();
+		}
+		catch (RuntimeException ex) {
+			failed(operation, ex);
+			throw ex;
+		}
+		this.breaker.onSuccess();
+		return result;
+	}
+
+	// a call whose failure is answered without the fast tier: null when it failed
+	private <T> @Nullable T attempt(String operation, Supplier<T> work) {
+		try {
+			return call(operation, work);
+		}
+		catch (RuntimeException ex) {
+			// reported by call
+			return null;
+		}
 	}
 
 	private boolean permitted(String operation) {

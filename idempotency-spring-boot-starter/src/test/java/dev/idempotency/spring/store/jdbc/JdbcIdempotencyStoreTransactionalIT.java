@@ -17,6 +17,7 @@
 package dev.idempotency.spring.store.jdbc;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
@@ -132,6 +133,48 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 		assertThat(store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
 			.isInstanceOf(AcquireResult.Mismatch.class);
 		assertThat(store().find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
+	}
+
+	// acquireFresh, the tiered store's claim of a key its fast tier granted: the guarded
+	// insert takes the key's lock in the same statement, and inserts only when it got it
+	@Test
+	void freshClaimTakesTheLockOfItsKeyInItsInsert() throws Exception {
+		JdbcIdempotencyStore store = (JdbcIdempotencyStore) ((TransactionPerOperationStore) store()).delegate();
+		IdempotencyKey key = newKey();
+		OwnerToken token = OwnerToken.generate();
+		RequestFingerprint fingerprint = fingerprint("a");
+		TransactionTemplate transaction = new TransactionTemplate(transactionManager);
+		transaction.executeWithoutResult((status) -> {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
+				assertThat(store.acquireFresh(key, fingerprint, token, LONG_LEASE, LONG_TTL))
+					.isEqualTo(new AcquireResult.Acquired(token));
+				// another request's fresh claim, while this transaction is open: held, at
+				// once (waiting on the uncommitted row would never end, this thread
+				// waits)
+				AcquireResult other = CompletableFuture
+					.supplyAsync(() -> freshClaimInTransaction(store, key, fingerprint("a")))
+					.get(20, TimeUnit.SECONDS);
+				assertThat(other).isInstanceOf(AcquireResult.InProgress.class);
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		// committed: a fresh claim reads the record
+		assertThat(freshClaimInTransaction(store, key, fingerprint("a"))).isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(freshClaimInTransaction(store, key, fingerprint("b"))).isInstanceOf(AcquireResult.Mismatch.class);
+		assertThat(store().find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
+	}
+
+	private static AcquireResult freshClaimInTransaction(JdbcIdempotencyStore store, IdempotencyKey key,
+			RequestFingerprint fingerprint) {
+		AcquireResult result = new TransactionTemplate(transactionManager).execute((status) -> {
+			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
+				return store.acquireFresh(key, fingerprint, OwnerToken.generate(), LONG_LEASE, LONG_TTL);
+			}
+		});
+		assertThat(result).isNotNull();
+		return result;
 	}
 
 }

@@ -1,0 +1,329 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.store.jdbc;
+
+/**
+ * The SQL of {@link JdbcIdempotencyStore}, for one table: every statement's text with the
+ * table's name substituted, and the advisory lock of a key in that table. The statements
+ * share the columns they read and build on one another ({@code ACQUIRE} on
+ * {@code INSERT_CLAIM}); each comment says what its statement does for the store.
+ * <p>
+ * Immutable and thread-safe.
+ *
+ * @author Idempotency contributors
+ */
+final class JdbcStatements {
+
+	// The record a claim found, classified by the database clock: the columns of both
+	// claim statements after their leading flags.
+	private static final String EXISTING_RECORD = """
+			t.fingerprint, t.status::text, t.owner_token, t.response, t.expires_at,
+				t.expires_at <= now(), t.lease_expires_at <= now(),
+				ceil(extract(epoch FROM t.lease_expires_at - now()) * 1000)::bigint,
+				floor(extract(epoch FROM t.expires_at - now()) * 1000)::bigint,
+				t.takeover_at IS NOT NULL, t.takeover_at <= now(),
+				ceil(extract(epoch FROM t.takeover_at - now()) * 1000)::bigint""";
+
+	// The claim of an absent key; a key with a row is left as it is. On its own, it is
+	// the first statement of acquireFresh: a key the fast tier has just granted is almost
+	// always new, and this plain insert costs PostgreSQL less CPU than ACQUIRE, whose CTE
+	// and second branch only a key with a row needs.
+	private static final String INSERT_CLAIM = """
+			INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
+				created_at, lease_expires_at, expires_at, purge_after)
+			VALUES (:id, :scope, :key, :fingerprint, 'P', :owner, now(),
+				now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
+				now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond')
+			ON CONFLICT (id) DO NOTHING""";
+
+	// Claims an absent key or, when a row is there, returns it classified by the
+	// database clock, in one round trip. If the conflicting row was committed after this
+	// statement's snapshot, neither branch returns a row and the caller tries again.
+	private static final String ACQUIRE = """
+			WITH ins AS (
+				%INSERT_CLAIM%
+				RETURNING 1
+			)
+			SELECT true AS inserted, NULL::bytea AS fingerprint, NULL::text AS status,
+				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
+				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
+				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
+			FROM ins
+			UNION ALL
+			SELECT false, %EXISTING_RECORD%
+			FROM %TABLE% t
+			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
+			""".replace("%INSERT_CLAIM%", INSERT_CLAIM).replace("%EXISTING_RECORD%", EXISTING_RECORD);
+
+	// The claim committed without waiting for its WAL flush. set_config(..., true) lasts
+	// until the end of the statement's transaction, its commit; it is evaluated once per
+	// inserted row, so a claim that inserts nothing (and the takeover that may follow it
+	// on the same connection) keeps the synchronous commit.
+	private static final String ACQUIRE_UNFLUSHED = replaceOnce(replaceOnce(ACQUIRE, "FROM ins\n", "FROM relaxed\n"),
+			"RETURNING 1\n)\n", """
+					RETURNING 1
+					), relaxed AS (
+						SELECT set_config('synchronous_commit', 'off', true) FROM ins
+					)
+					""");
+
+	// The claim when claims may be held by transactions not yet committed (the
+	// transactional mode): an advisory lock on the key guards the insert. A claimant
+	// that cannot take it at once does not insert, so it never waits on the unique
+	// index behind an uncommitted claim: it reads the record committed before its
+	// statement began (a replay, say), or, with none, answers that the key is held.
+	// The lock ends with the claimant's transaction: at once for an auto-committed
+	// claim, at the commit or rollback of a transactional one. The claim also bounds how
+	// long its transaction may then sit idle (a handler hung outside the database) to
+	// the request's time-out (RequestTransactions.timeout): past that, PostgreSQL ends
+	// the session, which rolls the claim back and frees the key (set_config(..., true)
+	// lasts until the transaction ends).
+	private static final String ACQUIRE_GUARDED = """
+			WITH guard AS (
+				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
+					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
+			), ins AS (
+				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
+					created_at, lease_expires_at, expires_at, purge_after)
+				SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
+					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
+					now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
+				FROM guard WHERE guard.held
+				ON CONFLICT (id) DO NOTHING
+				RETURNING 1
+			)
+			SELECT true AS inserted, false AS held_elsewhere, NULL::bytea AS fingerprint, NULL::text AS status,
+				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
+				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
+				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
+			FROM ins
+			UNION ALL
+			SELECT false, NOT guard.held, %EXISTING_RECORD%
+			FROM %TABLE% t CROSS JOIN guard
+			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
+			UNION ALL
+			SELECT false, true, NULL, NULL, NULL, NULL, NULL, false, false, NULL, NULL, false, false, NULL
+			FROM guard
+			WHERE NOT guard.held AND NOT EXISTS (SELECT 1 FROM %TABLE% t WHERE t.id = :id)
+			""".replace("%EXISTING_RECORD%", EXISTING_RECORD);
+
+	// The guarded claim of a key the fast tier has just granted, as INSERT_CLAIM is the
+	// plain one: the advisory lock and the insert, with the same time limit on an idle
+	// transaction as ACQUIRE_GUARDED. It inserts nothing when the lock is held elsewhere
+	// or
+	// the key has a row, and the caller goes on with ACQUIRE_GUARDED, which tells the two
+	// apart (a lock this transaction took here is taken again at once).
+	private static final String INSERT_CLAIM_GUARDED = """
+			WITH guard AS (
+				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
+					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
+			)
+			INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
+				created_at, lease_expires_at, expires_at, purge_after)
+			SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
+				now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
+				now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
+			FROM guard WHERE guard.held
+			ON CONFLICT (id) DO NOTHING""";
+
+	// Compare-and-set on the owner token that acquire saw: of two takers only the first
+	// to lock the row still finds that token. A lapsed lease is taken over once its
+	// takeover time has come, or at once without confirmation.
+	private static final String TAKE_OVER = """
+			UPDATE %TABLE%
+			SET fingerprint = :fingerprint, status = 'P', owner_token = :owner, response = NULL,
+				created_at = now(), lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
+				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL,
+				purge_after = now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
+			WHERE id = :id AND owner_token = :seenOwner
+				AND (expires_at <= now() OR (status = 'P' AND lease_expires_at <= now() AND fingerprint = :fingerprint
+					AND (:atOnce OR takeover_at <= now())))
+			""";
+
+	// The first request to find a lease lapsed sets when it may be taken over; the
+	// owner's next renewal clears that again.
+	private static final String SCHEDULE_TAKEOVER = """
+			UPDATE %TABLE%
+			SET takeover_at = now() + :leaseMillis * INTERVAL '1 millisecond'
+			WHERE id = :id AND owner_token = :seenOwner AND status = 'P' AND lease_expires_at <= now()
+				AND takeover_at IS NULL AND expires_at > now()
+			""";
+
+	// A completion within the lease, with the claim's time to live, leaves purge_after
+	// as the claim set it (past the new expiry), so that it changes no indexed column and
+	// PostgreSQL can make it a heap-only (HOT) update: no new index entries. A shorter
+	// time to live brings purge_after forward to the new expiry. A plain UPDATE rather
+	// than one that also looks for the row completed (COMPLETED_BY_OWNER) in a CTE: that
+	// form cost PostgreSQL a tenth more CPU per first request, for a case (a retry after
+	// a lost reply) that almost never happens.
+	private static final String COMPLETE = """
+			UPDATE %TABLE%
+			SET status = 'C', response = :response, lease_expires_at = NULL,
+				expires_at = now() + :ttlMillis * INTERVAL '1 millisecond', takeover_at = NULL,
+				purge_after = CASE WHEN now() + :ttlMillis * INTERVAL '1 millisecond' < expires_at
+					THEN now() + :ttlMillis * INTERVAL '1 millisecond'
+					ELSE GREATEST(purge_after, now() + :ttlMillis * INTERVAL '1 millisecond') END
+			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
+			""";
+
+	// A completion that changed no row may be the retry of one
+	// that committed but whose reply was lost: finding the row
+	// completed with its own token is a success, not a fencing.
+	private static final String COMPLETED_BY_OWNER = """
+			SELECT 1 FROM %TABLE%
+			WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now()
+			""";
+
+	// The one write of a lookup-mode first request: insert the completed record, or
+	// overwrite an expired row or our own processing row, never a live row of another
+	// owner. A completion retried by the same owner finds its own completed row.
+	private static final String COMPLETE_UNCLAIMED = """
+			WITH ups AS (
+				INSERT INTO %TABLE% AS t (id, scope, idem_key, fingerprint, status, owner_token, created_at,
+					lease_expires_at, expires_at, response, purge_after)
+				VALUES (:id, :scope, :key, :fingerprint, 'C', :owner, now(), NULL,
+					now() + :ttlMillis * INTERVAL '1 millisecond', :response, now() + :ttlMillis * INTERVAL '1 millisecond')
+				ON CONFLICT (id) DO UPDATE
+				SET scope = EXCLUDED.scope, idem_key = EXCLUDED.idem_key, fingerprint = EXCLUDED.fingerprint,
+					status = 'C', owner_token = EXCLUDED.owner_token,
+					created_at = CASE WHEN t.expires_at <= now() THEN now() ELSE t.created_at END,
+					lease_expires_at = NULL, expires_at = EXCLUDED.expires_at, response = EXCLUDED.response,
+					takeover_at = NULL, purge_after = CASE WHEN EXCLUDED.expires_at < t.expires_at
+						THEN EXCLUDED.purge_after ELSE GREATEST(t.purge_after, EXCLUDED.purge_after) END
+				WHERE t.expires_at <= now() OR (t.owner_token = EXCLUDED.owner_token AND t.status = 'P')
+				RETURNING 1
+			)
+			SELECT EXISTS (SELECT 1 FROM ups) OR EXISTS (
+				SELECT 1 FROM %TABLE%
+				WHERE id = :id AND owner_token = :owner AND status = 'C' AND expires_at > now())
+			""";
+
+	// An expired row behaves as absent (false) but is deleted all the same.
+	private static final String RELEASE = """
+			DELETE FROM %TABLE%
+			WHERE id = :id AND owner_token = :owner AND status = 'P'
+			RETURNING expires_at > now()
+			""";
+
+	private static final String EXTEND = """
+			UPDATE %TABLE%
+			SET lease_expires_at = now() + :leaseMillis * INTERVAL '1 millisecond',
+				expires_at = GREATEST(expires_at, now() + :leaseMillis * INTERVAL '1 millisecond'), takeover_at = NULL,
+				purge_after = GREATEST(purge_after, expires_at, now() + :leaseMillis * INTERVAL '1 millisecond')
+			WHERE id = :id AND owner_token = :owner AND status = 'P' AND expires_at > now()
+			""";
+
+	// the remaining lifetime is rounded down: no copy made from it may outlive the row
+	private static final String FIND = """
+			SELECT scope, idem_key, fingerprint, status::text AS status, owner_token, created_at,
+				lease_expires_at, expires_at, response,
+				floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS ttl_ms
+			FROM %TABLE%
+			WHERE id = :id AND expires_at > now()
+			""";
+
+	private static final String EVICT = """
+			DELETE FROM %TABLE%
+			WHERE id = :id
+			RETURNING expires_at > now()
+			""";
+
+	// the text with its one occurrence of target replaced; a statement built from
+	// another must fail loudly, not silently, when that other one changes
+	private static String replaceOnce(String text, String target, String replacement) {
+		int at = text.indexOf(target);
+		if (at < 0 || text.indexOf(target, at + 1) >= 0) {
+			throw new IllegalStateException("Expected '" + target + "' once in " + text);
+		}
+		return text.substring(0, at) + replacement + text.substring(at + target.length());
+	}
+
+	final TableName table;
+
+	final PositionalStatement acquire;
+
+	final PositionalStatement acquireGuarded;
+
+	final PositionalStatement acquireUnflushed;
+
+	final PositionalStatement insertClaim;
+
+	final PositionalStatement insertClaimGuarded;
+
+	// mixed into a key's advisory lock: one key in two tables takes two locks
+	private final long lockSalt;
+
+	final String takeOver;
+
+	final String scheduleTakeover;
+
+	final PositionalStatement complete;
+
+	final PositionalStatement completedByOwner;
+
+	final String completeUnclaimed;
+
+	final String release;
+
+	final String extend;
+
+	final String find;
+
+	final String evict;
+
+	JdbcStatements(TableName table) {
+		this.table = table;
+		this.acquire = new PositionalStatement(table.substitute(ACQUIRE), "id", "scope", "key", "fingerprint", "owner",
+				"leaseMillis", "ttlMillis");
+		this.acquireGuarded = new PositionalStatement(table.substitute(ACQUIRE_GUARDED), "lockKey", "id", "scope",
+				"key", "fingerprint", "owner", "leaseMillis", "ttlMillis", "idleMillis");
+		this.acquireUnflushed = new PositionalStatement(table.substitute(ACQUIRE_UNFLUSHED), "id", "scope", "key",
+				"fingerprint", "owner", "leaseMillis", "ttlMillis");
+		this.insertClaim = new PositionalStatement(table.substitute(INSERT_CLAIM), "id", "scope", "key", "fingerprint",
+				"owner", "leaseMillis", "ttlMillis");
+		this.insertClaimGuarded = new PositionalStatement(table.substitute(INSERT_CLAIM_GUARDED), "lockKey", "id",
+				"scope", "key", "fingerprint", "owner", "leaseMillis", "ttlMillis", "idleMillis");
+		this.lockSalt = fnv1a(table.qualifiedName());
+		this.takeOver = table.substitute(TAKE_OVER);
+		this.scheduleTakeover = table.substitute(SCHEDULE_TAKEOVER);
+		this.complete = new PositionalStatement(table.substitute(COMPLETE), "id", "owner", "response", "ttlMillis");
+		this.completedByOwner = new PositionalStatement(table.substitute(COMPLETED_BY_OWNER), "id", "owner");
+		this.completeUnclaimed = table.substitute(COMPLETE_UNCLAIMED);
+		this.release = table.substitute(RELEASE);
+		this.extend = table.substitute(EXTEND);
+		this.find = table.substitute(FIND);
+		this.evict = table.substitute(EVICT);
+	}
+
+	// the key's advisory lock: its digest's first eight bytes, salted with the table
+	long lockKey(byte[] id) {
+		long digest = 0;
+		for (int i = 0; i < Long.BYTES; i++) {
+			digest = (digest << 8) | (id[i] & 0xFF);
+		}
+		return digest ^ this.lockSalt;
+	}
+
+	private static long fnv1a(String text) {
+		long hash = 0xcbf29ce484222325L;
+		for (int i = 0; i < text.length(); i++) {
+			hash = (hash ^ text.charAt(i)) * 0x100000001b3L;
+		}
+		return hash;
+	}
+
+}
