@@ -81,29 +81,36 @@ final class JdbcStatements {
 					)
 					""");
 
+	// The key's advisory lock, taken if free, for the guarded claims below. The claim
+	// also bounds how long its transaction may then sit idle (a handler hung outside the
+	// database) to the request's time-out (RequestTransactions.timeout): past that,
+	// PostgreSQL ends the session, which rolls the claim back and frees the key
+	// (set_config(..., true) lasts until the transaction ends).
+	private static final String GUARD = """
+			WITH guard AS (
+				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
+					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
+			)""";
+
+	// The claim's insert, made only by the holder of the key's lock.
+	private static final String GUARDED_INSERT = """
+			INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
+				created_at, lease_expires_at, expires_at, purge_after)
+			SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
+				now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
+				now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
+			FROM guard WHERE guard.held
+			ON CONFLICT (id) DO NOTHING""";
+
 	// The claim when claims may be held by transactions not yet committed (the
 	// transactional mode): an advisory lock on the key guards the insert. A claimant
 	// that cannot take it at once does not insert, so it never waits on the unique
 	// index behind an uncommitted claim: it reads the record committed before its
 	// statement began (a replay, say), or, with none, answers that the key is held.
 	// The lock ends with the claimant's transaction: at once for an auto-committed
-	// claim, at the commit or rollback of a transactional one. The claim also bounds how
-	// long its transaction may then sit idle (a handler hung outside the database) to
-	// the request's time-out (RequestTransactions.timeout): past that, PostgreSQL ends
-	// the session, which rolls the claim back and frees the key (set_config(..., true)
-	// lasts until the transaction ends).
-	private static final String ACQUIRE_GUARDED = """
-			WITH guard AS (
-				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
-					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
-			), ins AS (
-				INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
-					created_at, lease_expires_at, expires_at, purge_after)
-				SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
-					now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
-					now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
-				FROM guard WHERE guard.held
-				ON CONFLICT (id) DO NOTHING
+	// claim, at the commit or rollback of a transactional one.
+	private static final String ACQUIRE_GUARDED = GUARD + ", ins AS (\n" + GUARDED_INSERT + """
+
 				RETURNING 1
 			)
 			SELECT true AS inserted, false AS held_elsewhere, NULL::bytea AS fingerprint, NULL::text AS status,
@@ -122,23 +129,10 @@ final class JdbcStatements {
 			""".replace("%EXISTING_RECORD%", EXISTING_RECORD);
 
 	// The guarded claim of a key the fast tier has just granted, as INSERT_CLAIM is the
-	// plain one: the advisory lock and the insert, with the same time limit on an idle
-	// transaction as ACQUIRE_GUARDED. It inserts nothing when the lock is held elsewhere
-	// or
-	// the key has a row, and the caller goes on with ACQUIRE_GUARDED, which tells the two
-	// apart (a lock this transaction took here is taken again at once).
-	private static final String INSERT_CLAIM_GUARDED = """
-			WITH guard AS (
-				SELECT pg_try_advisory_xact_lock(:lockKey) AS held,
-					set_config('idle_in_transaction_session_timeout', (:idleMillis)::text, true) AS idle_limit
-			)
-			INSERT INTO %TABLE% (id, scope, idem_key, fingerprint, status, owner_token,
-				created_at, lease_expires_at, expires_at, purge_after)
-			SELECT :id, :scope, :key, :fingerprint, 'P', :owner, now(),
-				now() + :leaseMillis * INTERVAL '1 millisecond', now() + :ttlMillis * INTERVAL '1 millisecond',
-				now() + (:ttlMillis + :leaseMillis) * INTERVAL '1 millisecond'
-			FROM guard WHERE guard.held
-			ON CONFLICT (id) DO NOTHING""";
+	// plain one. It inserts nothing when the lock is held elsewhere or the key has a
+	// row; the caller then goes on with ACQUIRE_GUARDED, which tells the two apart (a
+	// lock that this transaction took here it takes again at once).
+	private static final String INSERT_CLAIM_GUARDED = GUARD + "\n" + GUARDED_INSERT;
 
 	// Compare-and-set on the owner token that acquire saw: of two takers only the first
 	// to lock the row still finds that token. A lapsed lease is taken over once its
