@@ -326,7 +326,10 @@ public final class TestServers {
 			// with the default max_connections (100) must serve the whole suite
 			config.setMinimumIdle(1);
 			config.setIdleTimeout(10_000);
-			config.setConnectionTimeout(30_000);
+			// the store contract's races put 64 threads on these 16 connections, and the
+			// pool does not queue its waiters in order: on a machine busy with other work
+			// one of them may wait far longer than the race takes on a quiet one
+			config.setConnectionTimeout(120_000);
 			config.setPoolName("test-" + schema);
 			HikariDataSource dataSource = new HikariDataSource(config);
 			try (Connection connection = dataSource.getConnection();
