@@ -79,9 +79,7 @@ final class ListenerPayloads {
 		Annotation[][] annotations = method.getParameterAnnotations();
 		for (int i = 0; i < types.length; i++) {
 			if (ConsumerRecord.class.isAssignableFrom(types[i])) {
-				int index = i;
-				return (arguments) -> new RecordValue(
-						(arguments[index] instanceof ConsumerRecord<?, ?> record) ? record.value() : null);
+				return payload(i);
 			}
 		}
 		List<Integer> candidates = new ArrayList<>();
@@ -101,9 +99,16 @@ final class ListenerPayloads {
 		return (candidates.size() == 1) ? payload(candidates.get(0)) : (arguments) -> new RecordValue(null);
 	}
 
+	// an argument of type Object may be the record itself:
+	// Spring Kafka passes it to any parameter that can take it
 	private static Function<@Nullable Object[], RecordValue> payload(int index) {
-		return (arguments) -> new RecordValue(
-				(arguments[index] instanceof Message<?> message) ? message.getPayload() : arguments[index]);
+		return (arguments) -> {
+			Object argument = arguments[index];
+			if (argument instanceof ConsumerRecord<?, ?> record) {
+				return new RecordValue(record.value());
+			}
+			return new RecordValue((argument instanceof Message<?> message) ? message.getPayload() : argument);
+		};
 	}
 
 	private static boolean helper(Class<?> type) {

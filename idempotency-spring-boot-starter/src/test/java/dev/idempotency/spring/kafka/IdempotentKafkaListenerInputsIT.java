@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import dev.idempotency.spring.kafka.KafkaInputsTestApplication.Inputs;
 import dev.idempotency.spring.kafka.KafkaInputsTestApplication.ProtoLike;
@@ -193,7 +194,7 @@ class IdempotentKafkaListenerInputsIT {
 	void aRecordWhoseFingerprintCannotBeComputedGoesToTheRecovererAtOnceWithALogLine(CapturedOutput output)
 			throws Exception {
 		send("-any", "a-1", "poison pill");
-		awaitTrue(() -> recovered("-any").size() == 1, "the record to reach the recoverer");
+		awaitTrue(() -> recovered("-any").size() == 1, () -> "the record to reach the recoverer " + inputs());
 		Thread.sleep(1000);
 		assertThat(inputs().count("any.attempts")).isOne();
 		assertThat(inputs().count("any.runs")).isZero();
@@ -240,10 +241,14 @@ class IdempotentKafkaListenerInputsIT {
 	}
 
 	private static void awaitTrue(BooleanSupplier condition, String what) {
+		awaitTrue(condition, () -> what);
+	}
+
+	private static void awaitTrue(BooleanSupplier condition, Supplier<String> what) {
 		long deadline = System.nanoTime() + DEADLINE.toNanos();
 		while (!condition.getAsBoolean()) {
 			if (System.nanoTime() > deadline) {
-				throw new AssertionError("Timed out after " + DEADLINE.toSeconds() + "s waiting for " + what);
+				throw new AssertionError("Timed out after " + DEADLINE.toSeconds() + "s waiting for " + what.get());
 			}
 			try {
 				Thread.sleep(100);

@@ -139,6 +139,11 @@ public class KafkaInputsTestApplication {
 
 		private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
+		@Override
+		public String toString() {
+			return this.counts.toString();
+		}
+
 		int count(String what) {
 			AtomicInteger count = this.counts.get(what);
 			return (count != null) ? count.get() : 0;
