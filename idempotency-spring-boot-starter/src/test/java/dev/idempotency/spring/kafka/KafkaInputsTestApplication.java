@@ -196,7 +196,7 @@ public class KafkaInputsTestApplication {
 		// the first run hangs: a redelivery on another partition
 		// takes the key over after the max execution time
 		@KafkaListener(id = "hang", topics = "${test.topic}-hang", groupId = "${test.group}", concurrency = "2")
-		@Idempotent(policy = "hangs", key = "#key")
+		@Idempotent(policy = "hangs", key = "#key", fingerprint = "#key")
 		void hang(@Header(KafkaHeaders.RECEIVED_KEY) String key, @Payload ProtoLike payload)
 				throws InterruptedException {
 			if (increment("hang.runs") == 1) {
