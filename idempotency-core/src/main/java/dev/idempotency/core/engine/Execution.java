@@ -34,8 +34,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Handle of one execution of a handler under an owned key. While it is open a heartbeat
- * extends the lease, so a slow handler never loses its key; it ends with exactly one of
- * {@link #complete(StoredResponse)}, {@link #release()} or {@link #close()}.
+ * extends the lease, so a slow handler keeps its key, up to the policy's
+ * {@link IdempotencyPolicy#maxExecutionTime() maximum execution time}: past it the lease
+ * is no longer renewed, so that a hung handler's key can be taken over. It ends with
+ * exactly one of {@link #complete(StoredResponse)}, {@link #release()} or
+ * {@link #close()}.
  * <p>
  * Use it with try-with-resources so that a handler that throws releases the key:
  * <pre class="code">
@@ -72,6 +75,10 @@ public final class Execution implements AutoCloseable {
 
 	private final long beatPeriodNanos;
 
+	private final long maxExecutionNanos;
+
+	private volatile long startedNanos;
+
 	// the beat running now, if any
 	private final AtomicReference<@Nullable Beat> beat = new AtomicReference<>();
 
@@ -91,10 +98,21 @@ public final class Execution implements AutoCloseable {
 		this.policy = policy;
 		this.token = token;
 		this.beatPeriodNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(1, policy.lockTimeout().toMillis() / 3));
+		this.maxExecutionNanos = saturatedNanos(policy.maxExecutionTime());
+	}
+
+	private static long saturatedNanos(Duration duration) {
+		try {
+			return duration.toNanos();
+		}
+		catch (ArithmeticException ex) {
+			return Long.MAX_VALUE;
+		}
 	}
 
 	void startHeartbeat() {
-		this.nextBeatNanos = System.nanoTime() + this.beatPeriodNanos;
+		this.startedNanos = System.nanoTime();
+		this.nextBeatNanos = this.startedNanos + this.beatPeriodNanos;
 		this.engine.heartbeats().start(this);
 	}
 
@@ -116,6 +134,16 @@ public final class Execution implements AutoCloseable {
 	 */
 	@Nullable Beat claimBeat(long now) {
 		if (this.finished.get() || now - this.nextBeatNanos < 0) {
+			return null;
+		}
+		if (now - this.startedNanos >= this.maxExecutionNanos) {
+			// a hung handler must not hold its key for ever: the
+			// lease lapses, and another request may take it over
+			stopHeartbeat();
+			logger.warning(() -> "Handler of key '" + this.key + "' has run for longer than the policy's max"
+					+ " execution time (" + this.policy.maxExecutionTime() + "): its lease is no longer renewed and"
+					+ " lapses within " + this.policy.lockTimeout() + ", after which another request may take the"
+					+ " key over; if it completes after that, its outcome is rejected");
 			return null;
 		}
 		Beat running = this.beat.get();

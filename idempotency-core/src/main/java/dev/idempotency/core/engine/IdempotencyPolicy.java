@@ -19,6 +19,8 @@ package dev.idempotency.core.engine;
 import java.time.Duration;
 import java.util.Objects;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * How the engine treats the requests of one endpoint or group of endpoints.
  * <p>
@@ -43,12 +45,17 @@ import java.util.Objects;
  * own transaction, with the handler's work: the transaction then holds the key until it
  * ends (a crashed owner's transaction is rolled back by the database), so the engine
  * renews no lease; the caller commits or rolls back the claim with its work
+ * @param maxExecutionTime how long the heartbeat renews the lease of a running handler:
+ * after that a handler still running (hung) is taken to be lost, its lease lapses within
+ * one lock timeout, and another request may take its key over (its own completion is then
+ * rejected, fenced); {@code null} for the default,
+ * {@value #DEFAULT_MAX_EXECUTION_LOCK_TIMEOUTS} lock timeouts
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout, Duration inFlightWait,
 		StoreFailureMode onStoreFailure, StatusSet nonStorableStatuses, Duration unavailableRetryAfter,
-		Duration inProgressRetryAfter, boolean transactional) {
+		Duration inProgressRetryAfter, boolean transactional, Duration maxExecutionTime) {
 
 	/**
 	 * Name of the policy used when an endpoint names none.
@@ -94,6 +101,34 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	public static final Duration DEFAULT_IN_PROGRESS_RETRY_AFTER = Duration.ofSeconds(1);
 
 	/**
+	 * Default {@link #maxExecutionTime() maximum execution time}, in lock timeouts: ten,
+	 * five minutes for the default lock timeout.
+	 */
+	public static final int DEFAULT_MAX_EXECUTION_LOCK_TIMEOUTS = 10;
+
+	/**
+	 * Create a policy with the default maximum execution time,
+	 * {@value #DEFAULT_MAX_EXECUTION_LOCK_TIMEOUTS} lock timeouts.
+	 * @param name the policy's name
+	 * @param ttl how long completed records are kept
+	 * @param lockTimeout the owner's lease
+	 * @param inFlightWait how long duplicates wait for completion
+	 * @param onStoreFailure what to do when the store fails
+	 * @param nonStorableStatuses statuses that release the key
+	 * @param unavailableRetryAfter the {@code Retry-After} when the store is unavailable
+	 * @param inProgressRetryAfter the {@code Retry-After} for a duplicate in progress
+	 * @param transactional whether the claim is made in the caller's transaction
+	 * @throws IllegalArgumentException if a duration is out of range or the TTL is
+	 * shorter than the lock timeout
+	 */
+	public IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout, Duration inFlightWait,
+			StoreFailureMode onStoreFailure, StatusSet nonStorableStatuses, Duration unavailableRetryAfter,
+			Duration inProgressRetryAfter, boolean transactional) {
+		this(name, ttl, lockTimeout, inFlightWait, onStoreFailure, nonStorableStatuses, unavailableRetryAfter,
+				inProgressRetryAfter, transactional, null);
+	}
+
+	/**
 	 * Create a policy, checking its settings.
 	 * @param name the policy's name
 	 * @param ttl how long completed records are kept
@@ -104,6 +139,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * @param unavailableRetryAfter the {@code Retry-After} when the store is unavailable
 	 * @param inProgressRetryAfter the {@code Retry-After} for a duplicate in progress
 	 * @param transactional whether the claim is made in the caller's transaction
+	 * @param maxExecutionTime how long the heartbeat renews a running handler's lease,
+	 * {@code null} for {@value #DEFAULT_MAX_EXECUTION_LOCK_TIMEOUTS} lock timeouts
 	 * @throws IllegalArgumentException if a duration is out of range or the TTL is
 	 * shorter than the lock timeout
 	 */
@@ -127,6 +164,13 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		if (inFlightWait.isNegative() || unavailableRetryAfter.isNegative() || inProgressRetryAfter.isNegative()) {
 			throw new IllegalArgumentException("policy '" + name + "': durations must not be negative");
 		}
+		if (maxExecutionTime == null) {
+			maxExecutionTime = lockTimeout.multipliedBy(DEFAULT_MAX_EXECUTION_LOCK_TIMEOUTS);
+		}
+		if (maxExecutionTime.isNegative() || maxExecutionTime.isZero()) {
+			throw new IllegalArgumentException(
+					"policy '" + name + "': max execution time " + maxExecutionTime + " must be positive");
+		}
 	}
 
 	/**
@@ -134,7 +178,7 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	 * ({@link #DEFAULT_TTL}), lock timeout 30 seconds, no in-flight wait, fail closed,
 	 * {@link StatusSet#DEFAULT_NON_STORABLE}, {@code Retry-After} of 1 second when
 	 * unavailable and when in progress (the {@code DEFAULT_} constants), not
-	 * transactional.
+	 * transactional, a maximum execution time of ten lock timeouts.
 	 * @return a new builder
 	 */
 	public static Builder builder() {
@@ -171,6 +215,8 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		private Duration inProgressRetryAfter = DEFAULT_IN_PROGRESS_RETRY_AFTER;
 
 		private boolean transactional;
+
+		private @Nullable Duration maxExecutionTime;
 
 		private Builder() {
 		}
@@ -268,14 +314,25 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 		}
 
 		/**
+		 * Set how long the heartbeat renews the lease of a running handler. Defaults to
+		 * {@value #DEFAULT_MAX_EXECUTION_LOCK_TIMEOUTS} lock timeouts.
+		 * @param maxExecutionTime the time, or {@code null} for the default
+		 * @return this builder
+		 */
+		public Builder maxExecutionTime(@Nullable Duration maxExecutionTime) {
+			this.maxExecutionTime = maxExecutionTime;
+			return this;
+		}
+
+		/**
 		 * Build the policy.
 		 * @return the policy
 		 * @throws IllegalArgumentException if the settings are inconsistent
 		 */
 		public IdempotencyPolicy build() {
 			return new IdempotencyPolicy(this.name, this.ttl, this.lockTimeout, this.inFlightWait, this.onStoreFailure,
-					this.nonStorableStatuses, this.unavailableRetryAfter, this.inProgressRetryAfter,
-					this.transactional);
+					this.nonStorableStatuses, this.unavailableRetryAfter, this.inProgressRetryAfter, this.transactional,
+					this.maxExecutionTime);
 		}
 
 	}

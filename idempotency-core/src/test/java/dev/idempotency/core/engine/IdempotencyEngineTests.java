@@ -179,6 +179,37 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void aHungHandlerStopsRenewingItsLeaseAfterTheMaxExecutionTimeAndIsTakenOver() throws InterruptedException {
+		IdempotencyKey key = newKey();
+		// the default maximum: ten lock timeouts, 3 s
+		Execution hung = execute(key, "a", SHORT_LEASE);
+		long started = System.nanoTime();
+		Decision decision = this.engine.begin(key, fingerprint("a"), SHORT_LEASE);
+		while (!(decision instanceof Decision.Execute) && System.nanoTime() - started < 8_000_000_000L) {
+			assertThat(decision).isInstanceOf(Decision.InProgress.class);
+			Thread.sleep(100);
+			decision = this.engine.begin(key, fingerprint("a"), SHORT_LEASE);
+		}
+		long waitedMillis = (System.nanoTime() - started) / 1_000_000;
+		assertThat(decision).isInstanceOf(Decision.Execute.class);
+		assertThat(waitedMillis).isGreaterThanOrEqualTo(3000);
+		Execution takeover = ((Decision.Execute) decision).execution();
+		assertThat(takeover.complete(response(200, "second"))).isEqualTo(CompletionOutcome.STORED);
+		// the hung handler ends at last: fenced
+		assertThat(hung.complete(response(200, "first"))).isEqualTo(CompletionOutcome.FENCED);
+	}
+
+	@Test
+	void theMaxExecutionTimeIsTenLockTimeoutsByDefaultAndCanBeSet() {
+		assertThat(IdempotencyPolicy.defaults().maxExecutionTime()).isEqualTo(Duration.ofMinutes(5));
+		assertThat(SHORT_LEASE.maxExecutionTime()).isEqualTo(Duration.ofSeconds(3));
+		assertThat(IdempotencyPolicy.builder().maxExecutionTime(Duration.ofHours(1)).build().maxExecutionTime())
+			.isEqualTo(Duration.ofHours(1));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> IdempotencyPolicy.builder().maxExecutionTime(Duration.ZERO).build());
+	}
+
+	@Test
 	void transactionalExecutionRenewsNoLease() throws InterruptedException {
 		IdempotencyPolicy transactional = IdempotencyPolicy.builder()
 			.name("transactional")

@@ -24,6 +24,7 @@ import dev.idempotency.spring.method.CurrentRequestScope;
 import dev.idempotency.spring.method.IdempotencyTemplate;
 import dev.idempotency.spring.method.IdempotentMethodAdvisor;
 import dev.idempotency.spring.method.IdempotentMethodInterceptor;
+import dev.idempotency.spring.method.IdempotentResultCodec;
 import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import tools.jackson.databind.json.JsonMapper;
@@ -53,10 +54,11 @@ import org.springframework.util.function.SingletonSupplier;
  * engine and policies of {@link IdempotencyAutoConfiguration}, and the
  * {@link IdempotentMethodAdvisor} that applies {@code @Idempotent(key = ...)} to the
  * methods of any bean. Results are written and read with the application's
- * {@link JsonMapper}, else a default one. A call made while an HTTP request is handled
- * has the request's scope by default (its principal, say). It applies to a Spring MVC
- * application and to an application that is not a web application (a message consumer,
- * say), wherever {@link IdempotencyAutoConfiguration} configured the engine.
+ * {@link JsonMapper}, else a default one, except those of the types that an
+ * {@link IdempotentResultCodec} bean supports. A call made while an HTTP request is
+ * handled has the request's scope by default (its principal, say). It applies to a Spring
+ * MVC application and to an application that is not a web application (a message
+ * consumer, say), wherever {@link IdempotencyAutoConfiguration} configured the engine.
  * <p>
  * The advisor is an infrastructure bean, created before the other beans are, so it
  * reaches the template (and through it the engine and the store) only when the first
@@ -80,9 +82,11 @@ public final class IdempotencyMethodAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyEngine engine, EndpointPolicies policies,
-			ObjectProvider<JsonMapper> jsonMapper, IdempotencyProperties properties, ListableBeanFactory beanFactory) {
+			ObjectProvider<JsonMapper> jsonMapper, IdempotencyProperties properties, ListableBeanFactory beanFactory,
+			ObjectProvider<IdempotentResultCodec> resultCodecs) {
 		IdempotencyTemplate template = new IdempotencyTemplate(engine, policies,
 				jsonMapper.getIfUnique(() -> JsonMapper.builder().build()));
+		template.setResultCodecs(resultCodecs.orderedStream().toList());
 		PolicyMapper mapper = new PolicyMapper(properties);
 		Map<String, List<Class<? extends Throwable>>> deterministic = mapper.deterministicExceptions(policies);
 		// each policy alone first, so that a type that cannot be used names its property

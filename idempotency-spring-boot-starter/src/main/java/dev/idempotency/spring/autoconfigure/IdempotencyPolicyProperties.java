@@ -51,6 +51,14 @@ public class IdempotencyPolicyProperties {
 	private @Nullable Duration lockTimeout;
 
 	/**
+	 * How long the lease of a running handler is renewed. A handler still running after
+	 * it (hung, say) loses its key once its lease lapses, one lock timeout later: another
+	 * request or delivery may then take the key over, and the hung handler's completion
+	 * is rejected. Defaults to ten lock timeouts.
+	 */
+	private @Nullable Duration maxExecutionTime;
+
+	/**
 	 * How long a duplicate of a request that is still in progress waits for it to
 	 * complete before it is answered with 409. Zero answers at once.
 	 */
@@ -168,6 +176,7 @@ public class IdempotencyPolicyProperties {
 	final void inherit(IdempotencyPolicyProperties source) {
 		this.ttl = firstSet(this.ttl, source.ttl);
 		this.lockTimeout = firstSet(this.lockTimeout, source.lockTimeout);
+		this.maxExecutionTime = firstSet(this.maxExecutionTime, source.maxExecutionTime);
 		this.inFlightWait = firstSet(this.inFlightWait, source.inFlightWait);
 		this.maxRequestBody = firstSet(this.maxRequestBody, source.maxRequestBody);
 		this.maxResponseBody = firstSet(this.maxResponseBody, source.maxResponseBody);
@@ -203,6 +212,14 @@ public class IdempotencyPolicyProperties {
 
 	public void setLockTimeout(@Nullable Duration lockTimeout) {
 		this.lockTimeout = lockTimeout;
+	}
+
+	public @Nullable Duration getMaxExecutionTime() {
+		return this.maxExecutionTime;
+	}
+
+	public void setMaxExecutionTime(@Nullable Duration maxExecutionTime) {
+		this.maxExecutionTime = maxExecutionTime;
 	}
 
 	public @Nullable Duration getInFlightWait() {

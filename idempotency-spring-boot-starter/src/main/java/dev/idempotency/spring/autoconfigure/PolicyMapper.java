@@ -187,9 +187,14 @@ final class PolicyMapper {
 			}
 		}
 		IdempotencyKeySource keySource = keySource(prefix, policy.getKey());
+		Duration maxExecutionTime = settings.getMaxExecutionTime();
+		if (maxExecutionTime != null && (maxExecutionTime.isNegative() || maxExecutionTime.isZero())) {
+			throw invalid(name(prefix, "max-execution-time", policy.getMaxExecutionTime()), maxExecutionTime,
+					"must be positive");
+		}
 		IdempotencyPolicy enginePolicy = new IdempotencyPolicy(name, ttl, lockTimeout, settings.getInFlightWait(),
 				settings.getOnStoreFailure(), settings.getNonStorableStatuses(), settings.getUnavailableRetryAfter(),
-				settings.getInProgressRetryAfter(), Boolean.TRUE.equals(settings.getTransactional()));
+				settings.getInProgressRetryAfter(), Boolean.TRUE.equals(settings.getTransactional()), maxExecutionTime);
 		RequestFingerprinter fingerprinter;
 		try {
 			fingerprinter = fingerprinters

@@ -20,9 +20,16 @@ import java.util.Objects;
 
 import dev.idempotency.spring.method.IdempotencyStoreUnavailableException;
 import dev.idempotency.spring.method.IdempotentCallInProgressException;
+import dev.idempotency.spring.method.InvalidIdempotencyKeyException;
+import dev.idempotency.spring.method.InvalidIdempotentRequestException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.kafka.listener.FailedRecordProcessor;
+import org.springframework.kafka.listener.ListenerExecutionFailedException;
+import org.springframework.kafka.support.KafkaUtils;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.FixedBackOff;
 
@@ -39,8 +46,17 @@ import org.springframework.util.backoff.FixedBackOff;
  * ran (a fail-closed policy). Giving the record up would lose a message that never ran;
  * retrying it pauses the partition until the store answers.
  * </ul>
- * Each retry comes after the exception's {@code Retry-After}. Other exceptions keep the
- * handler's own back-off.
+ * Each retry comes after the exception's {@code Retry-After}.
+ * <p>
+ * A record whose key or fingerprint cannot be had
+ * ({@link InvalidIdempotencyKeyException}: a key expression that fails or gives nothing,
+ * a missing header; {@link InvalidIdempotentRequestException}: a payload that has neither
+ * a binary form nor JSON) would fail the same way on every retry: it is not retried but
+ * handed at once to the handler's recoverer (a dead-letter topic, or Spring Kafka's
+ * default, which logs and skips it), with an error logged that names the listener, the
+ * record's topic-partition@offset and the reason.
+ * <p>
+ * Other exceptions keep the handler's own back-off.
  * <p>
  * The auto-configuration applies it to the {@code DefaultErrorHandler} it declares when
  * the application declares no {@code CommonErrorHandler}; call
@@ -50,6 +66,8 @@ import org.springframework.util.backoff.FixedBackOff;
  * @since 0.1.0
  */
 public final class IdempotentListenerRetries {
+
+	private static final Log logger = LogFactory.getLog(IdempotentListenerRetries.class);
 
 	private IdempotentListenerRetries() {
 	}
@@ -62,7 +80,45 @@ public final class IdempotentListenerRetries {
 	 */
 	public static void retryUntilDecided(FailedRecordProcessor errorHandler) {
 		Objects.requireNonNull(errorHandler, "'errorHandler' must not be null");
-		errorHandler.setBackOffFunction((record, exception) -> backOff(exception));
+		errorHandler.setBackOffFunction(IdempotentListenerRetries::backOff);
+	}
+
+	/**
+	 * Return the back-off for a record that failed: see {@link #backOff(Throwable)}; for
+	 * a record whose key or fingerprint cannot be had, none (the recoverer gets it at
+	 * once), after an error is logged.
+	 * @param record the record
+	 * @param exception what the listener threw, as the container wraps it
+	 * @return the back-off, or {@code null} for the handler's own
+	 */
+	static @Nullable BackOff backOff(ConsumerRecord<?, ?> record, Exception exception) {
+		BackOff decided = backOff(exception);
+		if (decided != null) {
+			return decided;
+		}
+		for (Throwable cause = exception; cause != null; cause = cause.getCause()) {
+			if (cause instanceof InvalidIdempotencyKeyException || cause instanceof InvalidIdempotentRequestException) {
+				String listener = listener(exception);
+				logger.error("Idempotent listener" + ((listener != null) ? " " + listener : "") + ": record "
+						+ KafkaUtils.format(record) + " cannot be processed: " + cause.getMessage()
+						+ ". It is not retried (every retry would fail the same way): the error handler's recoverer"
+						+ " gets it");
+				return new FixedBackOff(0, 0);
+			}
+		}
+		return null;
+	}
+
+	private static @Nullable String listener(Throwable exception) {
+		for (Throwable cause = exception; cause != null; cause = cause.getCause()) {
+			if (cause instanceof ListenerExecutionFailedException failed && failed.getMessage() != null) {
+				String message = failed.getMessage();
+				int start = message.indexOf('\'');
+				int end = message.lastIndexOf('\'');
+				return (start >= 0 && end > start) ? message.substring(start + 1, end) : message;
+			}
+		}
+		return null;
 	}
 
 	/**

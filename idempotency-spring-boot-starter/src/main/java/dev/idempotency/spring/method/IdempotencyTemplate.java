@@ -65,16 +65,21 @@ import org.springframework.util.ClassUtils;
  * <b>Keys.</b> The keys of an operation live in a scope of their own,
  * {@code operation:<name>/<scope>}, so that they never meet the keys of HTTP requests nor
  * of another operation. The name is {@link #withOperation(String) given}, else the
- * policy's name. The scope inside it is {@link #withScope(String) given}, else the one
- * the HTTP filter would give the current request (its principal, say) when the call runs
- * in one, else the global scope.
+ * policy's name: two call sites that use one policy without naming their operations share
+ * their keys, and the second gets the first one's result for an equal key and request.
+ * Give each call site an operation of its own. The scope inside it is
+ * {@link #withScope(String) given}, else the one the HTTP filter would give the current
+ * request (its principal, say) when the call runs in one, else the global scope.
  * <p>
  * <b>What a call may meet.</b> The same key with another request (the canonical JSON of
  * the request object differs): {@link IdempotencyKeyReusedException}. The first call
  * still running after the policy's {@code in-flight-wait}:
  * {@link IdempotentCallInProgressException}. No store under a fail-closed policy:
  * {@link IdempotencyStoreUnavailableException}. A missing or malformed key:
- * {@link InvalidIdempotencyKeyException}. In none of these cases does the operation run.
+ * {@link InvalidIdempotencyKeyException}. A request that can be written neither as JSON
+ * nor in a binary form of its own ({@code toByteArray()}, as protobuf messages have):
+ * {@link InvalidIdempotentRequestException}. In none of these cases does the operation
+ * run.
  * <p>
  * <b>Exceptions.</b> An operation that throws releases its key, so that a retry runs it
  * again, unless the exception is of a type that the policy lists under
@@ -104,6 +109,8 @@ public final class IdempotencyTemplate {
 	private static final String CALL_METHOD = "CALL";
 
 	private static final String JSON = "application/json";
+
+	private static final String BINARY = "application/octet-stream";
 
 	private final Settings settings;
 
@@ -149,6 +156,40 @@ public final class IdempotencyTemplate {
 	}
 
 	/**
+	 * Set the codecs that write and read back the results of the types Jackson does not
+	 * handle (protobuf messages, Avro records): asked in their order before Jackson. The
+	 * auto-configuration sets the {@link IdempotentResultCodec} beans. Configure it
+	 * before the template is used.
+	 * @param codecs the codecs, never {@code null}
+	 * @throws IllegalArgumentException if a codec claims Jackson's content type,
+	 * {@code application/json}
+	 * @since 0.1.0
+	 */
+	public void setResultCodecs(List<IdempotentResultCodec> codecs) {
+		Objects.requireNonNull(codecs, "'codecs' must not be null");
+		this.settings.results = this.settings.results.withCodecs(codecs);
+	}
+
+	/**
+	 * Check, at start-up, that the results of a method can be read back once stored.
+	 * @param method the method, for the message
+	 * @param resultType its declared result type
+	 * @throws IllegalStateException if they cannot
+	 */
+	void checkResultType(String method, Type resultType) {
+		if (resultType == void.class || resultType == Void.class) {
+			return;
+		}
+		JavaType type = this.settings.jsonMapper.constructType(resultType);
+		String problem = this.settings.results.unreadable(resultType, type);
+		if (problem != null) {
+			throw new IllegalStateException("@Idempotent method " + method + " returns " + resultType.getTypeName()
+					+ ", whose stored result cannot be read back (every retry would fail until the record"
+					+ " expires): " + problem + ". To fix it, " + StoredResults.FIX);
+		}
+	}
+
+	/**
 	 * Set what gives the scope of a call that names none: by default the global scope.
 	 * The auto-configuration sets the scope that the HTTP filter would give the current
 	 * request, when the call runs in one. Configure it before the template is used.
@@ -173,7 +214,9 @@ public final class IdempotencyTemplate {
 
 	/**
 	 * Return a view of this template whose keys are those of the given operation. Two
-	 * operations never share a key. Defaults to the name of the policy.
+	 * operations never share a key. Defaults to the name of the policy, which every call
+	 * site on that policy shares: name the operation of each call site whose keys may
+	 * meet another's.
 	 * @param operation the name: letters, digits, {@code .}, {@code _}, {@code -} or
 	 * {@code $}
 	 * @return the view
@@ -271,13 +314,13 @@ public final class IdempotencyTemplate {
 		Policy policy = this.settings.policy(policyName);
 		IdempotencyKey key = key(operation, scope, clientKey);
 		JavaType type = this.settings.jsonMapper.constructType(resultType);
-		RequestFingerprint fingerprint = fingerprint(policy.endpoint, operation, request);
+		RequestFingerprint fingerprint = fingerprint(policy.endpoint, key, operation, request);
 		Decision decision = this.settings.engine.begin(key, fingerprint, policy.engine());
 		if (decision instanceof Decision.Execute execute) {
-			return run(execute.execution(), policy, type, action);
+			return run(execute.execution(), policy, resultType, type, action);
 		}
 		if (decision instanceof Decision.Replay replay) {
-			return this.settings.results.read(key, replay.response(), type, policy.deterministic);
+			return this.settings.results.read(key, replay.response(), resultType, type, policy.deterministic);
 		}
 		if (decision instanceof Decision.InProgress inProgress) {
 			throw new IdempotentCallInProgressException(key, inProgress.retryAfter());
@@ -304,20 +347,76 @@ public final class IdempotencyTemplate {
 		return new IdempotencyKey(IdempotencyScopes.storable(IdempotencyScopes.operation(operation, inner)), clientKey);
 	}
 
-	private RequestFingerprint fingerprint(EndpointPolicy policy, String operation, @Nullable Object request) {
-		byte[] json;
-		try {
-			json = this.settings.jsonMapper.writeValueAsBytes(request);
+	private RequestFingerprint fingerprint(EndpointPolicy policy, IdempotencyKey key, String operation,
+			@Nullable Object request) {
+		byte[] body;
+		String contentType;
+		if (request instanceof RecordValue received) {
+			// a listener's payload: its own bytes, else its JSON
+			body = binaryForm(key, operation, received.value());
+			contentType = BINARY;
+			if (body == null) {
+				body = json(key, operation, received.value());
+				contentType = JSON;
+			}
 		}
-		catch (JacksonException ex) {
-			throw new IllegalArgumentException("The request of operation '" + operation
-					+ "' cannot be written as JSON for its fingerprint: " + ex.getOriginalMessage(), ex);
+		else {
+			byte[] json = null;
+			JacksonException failure = null;
+			try {
+				json = this.settings.jsonMapper.writeValueAsBytes(request);
+			}
+			catch (JacksonException ex) {
+				failure = ex;
+			}
+			if (json != null) {
+				body = json;
+				contentType = JSON;
+			}
+			else {
+				// a protobuf message, say: its own bytes
+				body = binaryForm(key, operation, request);
+				contentType = BINARY;
+				if (body == null) {
+					throw new InvalidIdempotentRequestException(
+							"The request of operation '" + operation
+									+ "' cannot be written as JSON for its fingerprint (" + failure.getOriginalMessage()
+									+ "), and it has no binary form (toByteArray(),"
+									+ " toByteBuffer()): set the fingerprint to what identifies the request",
+							key, failure);
+				}
+			}
 		}
 		return policy.fingerprinter()
-			.fingerprint(FingerprintInput.of(CALL_METHOD, operation, null, JSON, List.of(), json, 0, json.length));
+			.fingerprint(
+					FingerprintInput.of(CALL_METHOD, operation, null, contentType, List.of(), body, 0, body.length));
 	}
 
-	private @Nullable Object run(Execution execution, Policy policy, JavaType type, Action action) throws Throwable {
+	private byte @Nullable [] binaryForm(IdempotencyKey key, String operation, @Nullable Object value) {
+		try {
+			return RecordValue.binaryForm(value);
+		}
+		catch (RuntimeException ex) {
+			throw new InvalidIdempotentRequestException("The payload of operation '" + operation
+					+ "' cannot be had in its binary form for its fingerprint: " + ex.getMessage(), key, ex);
+		}
+	}
+
+	private byte[] json(IdempotencyKey key, String operation, @Nullable Object value) {
+		try {
+			return this.settings.jsonMapper.writeValueAsBytes(value);
+		}
+		catch (JacksonException ex) {
+			throw new InvalidIdempotentRequestException("The payload of operation '" + operation + "' ("
+					+ ((value != null) ? value.getClass().getName() : "null")
+					+ ") has no binary form (byte[], String, toByteArray(), toByteBuffer()) and cannot be written as"
+					+ " JSON for its fingerprint: " + ex.getOriginalMessage()
+					+ "; set the fingerprint to what identifies the message", key, ex);
+		}
+	}
+
+	private @Nullable Object run(Execution execution, Policy policy, Type declared, JavaType type, Action action)
+			throws Throwable {
 		Object result;
 		try {
 			result = action.run();
@@ -333,7 +432,7 @@ public final class IdempotencyTemplate {
 		}
 		StoredResponse stored;
 		try {
-			stored = this.settings.results.result(result, type, policy.endpoint.maxResponseBody());
+			stored = this.settings.results.result(result, declared, type, policy.endpoint.maxResponseBody());
 		}
 		catch (NotStorableException ex) {
 			logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
@@ -378,7 +477,7 @@ public final class IdempotencyTemplate {
 
 		private final EndpointPolicies policies;
 
-		private final StoredResults results;
+		private volatile StoredResults results;
 
 		private final JsonMapper jsonMapper;
 
@@ -456,7 +555,7 @@ public final class IdempotencyTemplate {
 		private static IdempotencyPolicy engine(IdempotencyPolicy policy, boolean transactional) {
 			return new IdempotencyPolicy(policy.name(), policy.ttl(), policy.lockTimeout(), policy.inFlightWait(),
 					policy.onStoreFailure(), StatusSet.of(), policy.unavailableRetryAfter(),
-					policy.inProgressRetryAfter(), transactional);
+					policy.inProgressRetryAfter(), transactional, policy.maxExecutionTime());
 		}
 
 	}

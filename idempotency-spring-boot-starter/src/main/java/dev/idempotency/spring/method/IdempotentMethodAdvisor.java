@@ -38,8 +38,9 @@ import org.springframework.util.ClassUtils;
  * <p>
  * It fails the creation of a bean whose annotation cannot work: a method that returns
  * before its result is known ({@code CompletableFuture}, {@code Mono}...), an unknown or
- * transactional policy, an invalid expression, a key on a class, and {@code @Idempotent}
- * without a key on a bean that is not a controller (nothing would protect it).
+ * transactional policy, an invalid expression, a key on a class, a result type whose
+ * stored results could not be read back, and {@code @Idempotent} without a key on a bean
+ * that is not a controller (nothing would protect it).
  * <p>
  * Its order, {@link #DEFAULT_ORDER}, puts it around Spring's transaction advisor (whose
  * default is {@link Ordered#LOWEST_PRECEDENCE}), so that an idempotent
@@ -68,7 +69,7 @@ public final class IdempotentMethodAdvisor extends AbstractPointcutAdvisor {
 	 */
 	public IdempotentMethodAdvisor(IdempotentMethodInterceptor interceptor, Consumer<String> policyCheck) {
 		this.interceptor = Objects.requireNonNull(interceptor, "'interceptor' must not be null");
-		this.pointcut = new IdempotentMethodPointcut(
+		this.pointcut = new IdempotentMethodPointcut(this.interceptor,
 				Objects.requireNonNull(policyCheck, "'policyCheck' must not be null"));
 		setOrder(DEFAULT_ORDER);
 	}
@@ -88,9 +89,12 @@ public final class IdempotentMethodAdvisor extends AbstractPointcutAdvisor {
 	 */
 	private static final class IdempotentMethodPointcut extends StaticMethodMatcherPointcut {
 
+		private final IdempotentMethodInterceptor interceptor;
+
 		private final Consumer<String> policyCheck;
 
-		IdempotentMethodPointcut(Consumer<String> policyCheck) {
+		IdempotentMethodPointcut(IdempotentMethodInterceptor interceptor, Consumer<String> policyCheck) {
+			this.interceptor = interceptor;
 			this.policyCheck = policyCheck;
 		}
 
@@ -125,6 +129,7 @@ public final class IdempotentMethodAdvisor extends AbstractPointcutAdvisor {
 						"@Idempotent method " + IdempotentMethodInterceptor.describe(specific) + ": " + ex.getMessage(),
 						ex);
 			}
+			this.interceptor.check(method, targetClass);
 			return true;
 		}
 

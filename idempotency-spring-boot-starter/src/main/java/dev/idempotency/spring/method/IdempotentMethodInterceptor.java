@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyScopes;
@@ -52,7 +53,10 @@ import org.springframework.util.ClassUtils;
  * idempotent: evaluates the key, the scope and the fingerprint over the arguments and
  * runs the call through an {@link IdempotencyTemplate}. The SpEL expressions see the
  * arguments by name (with {@code -parameters}) and as {@code #p0}, {@code #a0}..., and
- * beans as {@code @name}.
+ * beans as {@code @name}. Without a {@code fingerprint}, the fingerprint covers every
+ * argument, except for a Kafka listener ({@code @KafkaListener}), whose fingerprint is
+ * its payload: its own bytes (a {@code byte[]}, a string, a protobuf message's
+ * {@code toByteArray()}...), else its JSON.
  * <p>
  * Thread-safe; each method's annotation is read and its expressions parsed once.
  *
@@ -63,6 +67,9 @@ import org.springframework.util.ClassUtils;
 public final class IdempotentMethodInterceptor implements MethodInterceptor {
 
 	private static final SpelExpressionParser parser = new SpelExpressionParser();
+
+	private static final boolean KAFKA_PRESENT = ClassUtils.isPresent(
+			"org.springframework.kafka.annotation.KafkaListener", IdempotentMethodInterceptor.class.getClassLoader());
 
 	private final Supplier<IdempotencyTemplate> template;
 
@@ -110,12 +117,64 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
 		if (this.beanResolver != null) {
 			context.setBeanResolver(this.beanResolver);
 		}
-		String key = key(method, context);
-		String scope = (method.scope != null) ? IdempotencyScopes.custom(text(method.scope, context, "scope")) : null;
-		Object request = (method.fingerprint != null) ? value(method.fingerprint, context, "fingerprint")
-				: Arrays.asList(arguments);
-		return this.template.get()
-			.call(method.policy, method.operation, scope, key, request, method.resultType, invocation::proceed);
+		String key;
+		String scope;
+		Object request;
+		try {
+			key = key(method, context);
+			scope = (method.scope != null) ? IdempotencyScopes.custom(text(method.scope, context, "scope")) : null;
+			if (method.fingerprint != null) {
+				request = value(method.fingerprint, context, "fingerprint");
+			}
+			else if (method.payload != null) {
+				request = method.payload.apply(arguments);
+			}
+			else {
+				request = Arrays.asList(arguments);
+			}
+		}
+		catch (InvalidIdempotencyKeyException | InvalidIdempotentRequestException ex) {
+			throw method.listener ? forListener(method, ex) : ex;
+		}
+		if (!method.listener) {
+			return this.template.get()
+				.call(method.policy, method.operation, scope, key, request, method.resultType, invocation::proceed);
+		}
+		// a listener's record whose key or fingerprint cannot be had:
+		// name the listener, for the error handler's log
+		boolean[] ran = new boolean[1];
+		try {
+			return this.template.get()
+				.call(method.policy, method.operation, scope, key, request, method.resultType, () -> {
+					ran[0] = true;
+					return invocation.proceed();
+				});
+		}
+		catch (InvalidIdempotencyKeyException | InvalidIdempotentRequestException ex) {
+			if (ran[0]) {
+				throw ex;
+			}
+			throw forListener(method, ex);
+		}
+	}
+
+	private static IdempotencyException forListener(MethodSettings method, IdempotencyException ex) {
+		String message = "listener " + describe(method.method) + ": " + ex.getMessage();
+		return (ex instanceof InvalidIdempotencyKeyException) ? new InvalidIdempotencyKeyException(message, ex)
+				: new InvalidIdempotentRequestException(message, ex.getKey(), ex);
+	}
+
+	/**
+	 * Read and check the annotation of an idempotent method at start-up, and check that
+	 * its results can be read back once stored.
+	 * @param method the method, as invoked
+	 * @param targetClass the class of the bean
+	 * @throws IllegalStateException if the annotation cannot be used, or the results
+	 * could not be read back
+	 */
+	void check(Method method, Class<?> targetClass) {
+		MethodSettings settings = settings(method, targetClass);
+		this.template.get().checkResultType(describe(settings.method), settings.resultType);
 	}
 
 	private static @Nullable String key(MethodSettings method, MethodBasedEvaluationContext context) {
@@ -140,8 +199,9 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
 			return expression.getValue(context);
 		}
 		catch (EvaluationException ex) {
-			throw new IllegalArgumentException("The " + what + " expression '" + expression.getExpressionString()
-					+ "' of an idempotent method failed: " + ex.getMessage(), ex);
+			throw new InvalidIdempotentRequestException("The " + what + " expression '"
+					+ expression.getExpressionString() + "' of an idempotent method failed: " + ex.getMessage(), null,
+					ex);
 		}
 	}
 
@@ -175,17 +235,43 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
 					+ returnType.getName() + ": its result is not known when it returns, so it cannot be stored;"
 					+ " return the result itself");
 		}
-		String operation = idempotent.operation().isEmpty()
-				? ClassUtils.getUserClass(targetClass).getSimpleName() + "." + specific.getName()
+		String operation = idempotent.operation().isEmpty() ? defaultOperation(specific, targetClass)
 				: idempotent.operation();
 		if (!IdempotencyScopes.isOperationName(operation)) {
 			throw new IllegalStateException("@Idempotent method " + describe(specific) + " has the operation name '"
 					+ operation + "': use letters, digits, '.', '_', '-' or '$' only (set 'operation')");
 		}
 		Type resultType = ResolvableType.forMethodReturnType(specific, targetClass).getType();
+		// a Kafka listener without fingerprint: its payload, not every argument
+		boolean listener = KAFKA_PRESENT && ListenerPayloads.isListener(specific, targetClass);
+		Function<@Nullable Object[], RecordValue> payload = (listener && idempotent.fingerprint().isEmpty())
+				? ListenerPayloads.of(specific) : null;
 		return new MethodSettings(specific, idempotent.policy(), operation, parse(idempotent.key(), "key", specific),
 				parseOptional(idempotent.fingerprint(), "fingerprint", specific),
-				parseOptional(idempotent.scope(), "scope", specific), resultType);
+				parseOptional(idempotent.scope(), "scope", specific), resultType, payload, listener);
+	}
+
+	/**
+	 * Return the default operation name of a method: the fully qualified name of the
+	 * bean's class, the method's name and the names of its parameter types, each after a
+	 * {@code -} (a character no Java name has), for example
+	 * {@code com.example.Refunds.refund-com.example.RefundCommand}. Two methods never
+	 * share it: not those of two classes with the same simple name, nor two overloads.
+	 * @param method the method
+	 * @param targetClass the class of the bean
+	 * @return the name
+	 */
+	static String defaultOperation(Method method, Class<?> targetClass) {
+		StringBuilder name = new StringBuilder(ClassUtils.getUserClass(targetClass).getName()).append('.')
+			.append(method.getName());
+		for (Class<?> parameter : method.getParameterTypes()) {
+			name.append('-').append(typeName(parameter));
+		}
+		return name.toString();
+	}
+
+	private static String typeName(Class<?> type) {
+		return type.isArray() ? typeName(type.getComponentType()) + "$array" : type.getName();
 	}
 
 	private static @Nullable Expression parseOptional(String text, String attribute, Method method) {
@@ -216,9 +302,13 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
 	 * @param fingerprint the fingerprint expression, or {@code null} for every argument
 	 * @param scope the scope expression, or {@code null} for the default scope
 	 * @param resultType the declared result type
+	 * @param payload gives the payload of a Kafka listener without fingerprint
+	 * expression, or {@code null}
+	 * @param listener whether the method is a Kafka listener
 	 */
 	record MethodSettings(Method method, String policy, String operation, Expression key,
-			@Nullable Expression fingerprint, @Nullable Expression scope, Type resultType) {
+			@Nullable Expression fingerprint, @Nullable Expression scope, Type resultType,
+			@Nullable Function<@Nullable Object[], RecordValue> payload, boolean listener) {
 
 	}
 

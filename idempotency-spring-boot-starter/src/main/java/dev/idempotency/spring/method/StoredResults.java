@@ -18,6 +18,8 @@ package dev.idempotency.spring.method;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +31,7 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.exc.InvalidDefinitionException;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.util.ClassUtils;
@@ -39,11 +42,15 @@ import org.springframework.util.ReflectionUtils;
  * {@link StoredResponse} (the store contract is the one of HTTP responses):
  * <ul>
  * <li>a result: status {@code 200} and the result as JSON, written and read by Jackson
- * with the declared result type;
+ * with the declared result type; or, for a declared type that an
+ * {@link IdempotentResultCodec} supports, the codec's form under its content type;
  * <li>no result ({@code null}, or a {@code void} method): status {@code 204} and no body;
  * <li>a deterministic exception: status {@code 200}, the exception's class in the
  * {@value #EXCEPTION_HEADER} header and {@code {"message": ...}} as the body.
  * </ul>
+ * A result is read back once before it is stored, so that one that could not be replayed
+ * is never stored (the key is released instead).
+ * <p>
  * Thread-safe.
  *
  * @author Idempotency contributors
@@ -59,10 +66,36 @@ final class StoredResults {
 
 	private static final StoredResponse NO_RESULT = new StoredResponse(204, List.of(), new byte[0]);
 
+	private static final String JSON_TYPE = "application/json";
+
+	private static final byte[] EMPTY_OBJECT = "{}".getBytes(StandardCharsets.US_ASCII);
+
 	private final JsonMapper mapper;
 
+	private final List<IdempotentResultCodec> codecs;
+
 	StoredResults(JsonMapper mapper) {
+		this(mapper, List.of());
+	}
+
+	StoredResults(JsonMapper mapper, List<IdempotentResultCodec> codecs) {
 		this.mapper = mapper;
+		this.codecs = List.copyOf(codecs);
+		for (IdempotentResultCodec codec : this.codecs) {
+			if (JSON_TYPE.equalsIgnoreCase(codec.contentType())) {
+				throw new IllegalArgumentException("Result codec " + codec.getClass().getName()
+						+ " has the content type application/json, which is Jackson's: give it another");
+			}
+		}
+	}
+
+	/**
+	 * Return a copy of these stored results with the given codecs.
+	 * @param codecs the codecs, asked in their order before Jackson
+	 * @return the copy
+	 */
+	StoredResults withCodecs(List<IdempotentResultCodec> codecs) {
+		return new StoredResults(this.mapper, codecs);
 	}
 
 	/**
@@ -71,26 +104,127 @@ final class StoredResults {
 	 * @param type the declared result type
 	 * @param maxBody largest body stored, in bytes
 	 * @return the stored form
-	 * @throws NotStorableException if the result cannot be written, or is too large
+	 * @throws NotStorableException if the result cannot be written, or read back, or is
+	 * too large
 	 */
 	StoredResponse result(@Nullable Object result, JavaType type, int maxBody) {
+		return result(result, type, type, maxBody);
+	}
+
+	/**
+	 * Return the stored form of a result, which is read back once first.
+	 * @param result the result, may be {@code null}
+	 * @param declared the declared result type, as a codec sees it
+	 * @param type the same, as Jackson sees it
+	 * @param maxBody largest body stored, in bytes
+	 * @return the stored form
+	 * @throws NotStorableException if the result cannot be written, or read back, or is
+	 * too large
+	 */
+	StoredResponse result(@Nullable Object result, Type declared, JavaType type, int maxBody) {
 		if (result == null) {
 			return NO_RESULT;
+		}
+		IdempotentResultCodec codec = codec(declared);
+		if (codec != null) {
+			return encoded(codec, result, declared, maxBody);
 		}
 		byte[] json;
 		try {
 			json = this.mapper.writerFor(type).writeValueAsBytes(result);
 		}
 		catch (JacksonException ex) {
-			throw new NotStorableException("Jackson cannot write it as " + type + ": " + ex.getOriginalMessage(), ex);
+			throw new NotStorableException("Jackson cannot write it as " + type + ": " + ex.getOriginalMessage()
+					+ "; declare an IdempotentResultCodec bean for the type", ex);
 		}
 		if (json.length > maxBody) {
 			throw new NotStorableException(
 					"its JSON has " + json.length + " bytes, more than the policy's max-response-body of " + maxBody,
 					null);
 		}
+		try {
+			this.mapper.readValue(json, type);
+		}
+		catch (JacksonException ex) {
+			throw new NotStorableException(
+					"Jackson wrote it but cannot read it back as " + type + ": " + ex.getOriginalMessage() + "; " + FIX,
+					ex);
+		}
 		return new StoredResponse(200, JSON, json);
 	}
+
+	private StoredResponse encoded(IdempotentResultCodec codec, Object result, Type declared, int maxBody) {
+		String name = codec.getClass().getName();
+		byte[] body;
+		try {
+			body = codec.write(result, declared);
+		}
+		catch (Exception ex) {
+			throw new NotStorableException("result codec " + name + " cannot write it: " + ex, ex);
+		}
+		if (body.length > maxBody) {
+			throw new NotStorableException("its stored form has " + body.length
+					+ " bytes, more than the policy's max-response-body of " + maxBody, null);
+		}
+		try {
+			codec.read(body, declared);
+		}
+		catch (Exception ex) {
+			throw new NotStorableException("result codec " + name + " cannot read it back: " + ex, ex);
+		}
+		return new StoredResponse(200, List.of(new HttpHeader("Content-Type", codec.contentType())), body);
+	}
+
+	private @Nullable IdempotentResultCodec codec(Type declared) {
+		for (IdempotentResultCodec codec : this.codecs) {
+			if (codec.supports(declared)) {
+				return codec;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Check, at start-up, that results of a declared type can be read back: a codec
+	 * supports it, or Jackson finds how to create it. Jackson is asked to read an empty
+	 * JSON object as the type (or as the type of the elements of a collection, map, array
+	 * or {@code Optional}); only a failure that is the type's own (no creator, an
+	 * abstract type without type information) counts, not one of the empty input.
+	 * @param declared the declared result type
+	 * @param type the same, as Jackson sees it
+	 * @return why it cannot be read back, or {@code null} if it can or no one can tell
+	 */
+	@Nullable String unreadable(Type declared, JavaType type) {
+		if (codec(declared) != null) {
+			return null;
+		}
+		JavaType leaf = type;
+		while ((leaf.isContainerType() || leaf.isReferenceType()) && leaf.getContentType() != null) {
+			leaf = leaf.getContentType();
+		}
+		Class<?> raw = leaf.getRawClass();
+		if (leaf.isPrimitive() || leaf.isEnumType() || leaf.isJavaLangObject() || raw == Void.class
+				|| raw == void.class) {
+			return null;
+		}
+		try {
+			this.mapper.readValue(EMPTY_OBJECT, leaf);
+			return null;
+		}
+		catch (InvalidDefinitionException ex) {
+			return ex.getOriginalMessage();
+		}
+		catch (RuntimeException ex) {
+			// the empty object is not a value of the type: no one can tell here
+			return null;
+		}
+	}
+
+	/**
+	 * What makes a result type readable, for the messages.
+	 */
+	static final String FIX = "return a concrete type Jackson can create (a record, say), annotate the type with"
+			+ " @JsonTypeInfo, or declare an IdempotentResultCodec bean for it";
 
 	/**
 	 * Return the stored form of a deterministic exception.
@@ -116,6 +250,22 @@ final class StoredResults {
 	 */
 	@Nullable Object read(IdempotencyKey key, StoredResponse stored, JavaType type, DeterministicExceptions deterministic)
 			throws Throwable {
+		return read(key, stored, type, type, deterministic);
+	}
+
+	/**
+	 * Read a stored outcome back: return the result, or throw the stored exception.
+	 * @param key the key whose outcome it is
+	 * @param stored the stored form
+	 * @param declared the declared result type, as a codec sees it
+	 * @param type the same, as Jackson sees it
+	 * @param deterministic the exception types that may be thrown again
+	 * @return the result, or {@code null}
+	 * @throws Throwable the stored exception, recreated
+	 * @throws IdempotencyException if the outcome cannot be read back
+	 */
+	@Nullable Object read(IdempotencyKey key, StoredResponse stored, Type declared, JavaType type,
+			DeterministicExceptions deterministic) throws Throwable {
 		if (!stored.isReadable()) {
 			throw IdempotencyException.replayFailed(key, "its record is unreadable", null);
 		}
@@ -126,9 +276,22 @@ final class StoredResults {
 		if (stored.status() == 204) {
 			return null;
 		}
-		if (stored.status() != 200 || !"application/json".equals(header(stored, "Content-Type"))) {
-			throw IdempotencyException.replayFailed(key,
-					"it holds an HTTP response (status " + stored.status() + "), not the result of a call", null);
+		String contentType = header(stored, "Content-Type");
+		if (stored.status() == 200 && contentType != null && !JSON_TYPE.equals(contentType)) {
+			IdempotentResultCodec codec = codec(declared);
+			if (codec != null && codec.contentType().equalsIgnoreCase(contentType)) {
+				try {
+					return codec.read(stored.bodyBytes(), declared);
+				}
+				catch (Exception ex) {
+					throw IdempotencyException.replayFailed(key,
+							"result codec " + codec.getClass().getName() + " cannot read it", ex);
+				}
+			}
+		}
+		if (stored.status() != 200 || !JSON_TYPE.equals(contentType)) {
+			throw IdempotencyException.replayFailed(key, "it holds an HTTP response (status " + stored.status()
+					+ "), not the result of a call (or one of a result codec that is not configured)", null);
 		}
 		try {
 			return this.mapper.readValue(stored.bodyBytes(), type);

@@ -144,7 +144,7 @@ public record EndpointPolicy(IdempotencyPolicy policy, RequestFingerprinter fing
 		}
 		return new IdempotencyPolicy(this.policy.name(), ttl, this.policy.lockTimeout(), this.policy.inFlightWait(),
 				this.policy.onStoreFailure(), this.policy.nonStorableStatuses(), this.policy.unavailableRetryAfter(),
-				this.policy.inProgressRetryAfter(), this.policy.transactional());
+				this.policy.inProgressRetryAfter(), this.policy.transactional(), this.policy.maxExecutionTime());
 	}
 
 }

@@ -112,9 +112,11 @@ public @interface Idempotent {
 
 	/**
 	 * Name of the operation whose keys the method's are: two operations never share a
-	 * key. Defaults to the simple name of the bean's class and the method's name
-	 * ({@code PaymentService.charge}); set it to keep the keys of records already stored
-	 * when the class or method is renamed. Letters, digits, {@code .}, {@code _},
+	 * key. Defaults to the fully qualified name of the bean's class, the method's name
+	 * and its parameter types, each after a {@code -}
+	 * ({@code com.example.PaymentService.charge-com.example.ChargeCommand}), which no
+	 * other method shares; set it to keep the keys of records already stored when the
+	 * class, the method or its parameters change. Letters, digits, {@code .}, {@code _},
 	 * {@code -} or {@code $}. Only with a {@link #key()}.
 	 * @return the operation's name, or empty for the default
 	 */

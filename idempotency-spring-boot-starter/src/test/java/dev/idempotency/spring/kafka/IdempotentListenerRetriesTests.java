@@ -22,8 +22,14 @@ import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.method.IdempotencyStoreUnavailableException;
 import dev.idempotency.spring.method.IdempotentCallInProgressException;
+import dev.idempotency.spring.method.InvalidIdempotencyKeyException;
+import dev.idempotency.spring.method.InvalidIdempotentRequestException;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.kafka.listener.ListenerExecutionFailedException;
 import org.springframework.util.backoff.BackOff;
 import org.springframework.util.backoff.BackOffExecution;
@@ -35,6 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author Idempotency contributors
  */
+@ExtendWith(OutputCaptureExtension.class)
 class IdempotentListenerRetriesTests {
 
 	@Test
@@ -63,6 +70,30 @@ class IdempotentListenerRetriesTests {
 		for (int attempt = 0; attempt < 1000; attempt++) {
 			assertThat(execution.nextBackOff()).isEqualTo(1000);
 		}
+	}
+
+	@Test
+	void aRecordWhoseKeyCannotBeHadIsNotRetriedAndIsLogged(CapturedOutput output) {
+		ConsumerRecord<String, String> record = new ConsumerRecord<>("orders", 2, 17L, "k", "v");
+		InvalidIdempotencyKeyException invalid = new InvalidIdempotencyKeyException(
+				"The idempotency key of operation 'settle' is missing");
+		BackOff backOff = IdempotentListenerRetries.backOff(record, new ListenerExecutionFailedException(
+				"Listener method 'void com.example.Settlements.settle(java.lang.String)' threw exception", invalid));
+		assertThat(backOff).isNotNull();
+		assertThat(backOff.start().nextBackOff()).isEqualTo(BackOffExecution.STOP);
+		assertThat(output).contains("Idempotent listener void com.example.Settlements.settle(java.lang.String):"
+				+ " record orders-2@17 cannot be processed: The idempotency key of operation 'settle' is missing."
+				+ " It is not retried");
+	}
+
+	@Test
+	void aRecordWhoseFingerprintCannotBeHadIsNotRetried() {
+		ConsumerRecord<String, String> record = new ConsumerRecord<>("orders", 0, 3L, "k", "v");
+		InvalidIdempotentRequestException invalid = new InvalidIdempotentRequestException("no fingerprint", null, null);
+		BackOff backOff = IdempotentListenerRetries.backOff(record,
+				new ListenerExecutionFailedException("listener failed", invalid));
+		assertThat(backOff).isNotNull();
+		assertThat(backOff.start().nextBackOff()).isEqualTo(BackOffExecution.STOP);
 	}
 
 	@Test

@@ -16,10 +16,13 @@
 
 package dev.idempotency.spring.method;
 
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotentMethodsCheckAutoConfiguration;
@@ -31,7 +34,9 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Controller;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -60,6 +65,83 @@ class IdempotentMethodConfigurationTests {
 			assertThat(counter.count("k1")).isEqualTo(1);
 			assertThat(counter.count("k1")).isEqualTo(1);
 			assertThat(counter.count("k2")).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void classesWithTheSameSimpleNameAndOverloadsHaveKeysOfTheirOwn() {
+		this.runner.withBean(First.OrderService.class).withBean(Second.OrderService.class).run((context) -> {
+			First.OrderService first = context.getBean(First.OrderService.class);
+			Second.OrderService second = context.getBean(Second.OrderService.class);
+			assertThat(first.place("k")).isEqualTo("first");
+			assertThat(second.place("k")).isEqualTo("second");
+			assertThat(second.place("k", 2)).isEqualTo("second 2");
+			assertThat(second.place("k", new String[] { "a" })).isEqualTo("second [a]");
+			assertThat(first.place("k")).isEqualTo("first");
+		});
+	}
+
+	@Test
+	void theDefaultOperationIsTheClassTheMethodAndItsParameterTypes() throws Exception {
+		assertThat(IdempotentMethodInterceptor.defaultOperation(
+				Second.OrderService.class.getDeclaredMethod("place", String.class, String[].class),
+				Second.OrderService.class))
+			.isEqualTo(Second.OrderService.class.getName() + ".place-java.lang.String-java.lang.String$array");
+	}
+
+	@Test
+	void failsForAResultTypeThatCannotBeReadBack() {
+		this.runner.withBean(InterfaceResult.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("@Idempotent method " + InterfaceResult.class.getName() + ".shape returns "
+						+ Shape.class.getName())
+				.hasMessageContaining("cannot be read back")
+				.hasMessageContaining("@JsonTypeInfo")
+				.hasMessageContaining("IdempotentResultCodec"));
+	}
+
+	@Test
+	void failsForAResponseEntityResultOfAHandlerWithAKey() {
+		this.runner.withBean(EntityHandler.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("@Idempotent method " + EntityHandler.class.getName() + ".open returns "
+						+ "org.springframework.http.ResponseEntity")
+				.hasMessageContaining("cannot be read back"));
+	}
+
+	@Test
+	void aResultThatCannotBeReadBackIsNotStoredAndItsKeyIsReleased() {
+		this.runner.withBean(NestedInterfaceResult.class).run((context) -> {
+			NestedInterfaceResult bean = context.getBean(NestedInterfaceResult.class);
+			assertThat(bean.draw("k")).isEqualTo(new Drawing("circle", new Circle(1)));
+			// not stored: the retry runs again instead of failing
+			// for the whole TTL
+			assertThat(bean.draw("k")).isEqualTo(new Drawing("circle", new Circle(2)));
+			assertThat(bean.runs()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void aResultCodecWritesAndReadsTheTypesJacksonDoesNotHandle() {
+		this.runner.withBean(Messages.class).withBean(MessageCodec.class).run((context) -> {
+			Messages messages = context.getBean(Messages.class);
+			Message first = messages.send("k");
+			assertThat(first.text()).isEqualTo("message 1");
+			Message replayed = messages.send("k");
+			assertThat(replayed.text()).isEqualTo("message 1");
+			assertThat(replayed).isNotSameAs(first);
+			assertThat(messages.runs()).isOne();
+		});
+	}
+
+	@Test
+	void aResultJacksonCannotWriteIsNotStoredWithoutACodec() {
+		this.runner.withBean(Messages.class).run((context) -> {
+			Messages messages = context.getBean(Messages.class);
+			assertThat(messages.send("k").text()).isEqualTo("message 1");
+			assertThat(messages.send("k").text()).isEqualTo("message 2");
 		});
 	}
 
@@ -220,6 +302,159 @@ class IdempotentMethodConfigurationTests {
 				throw new IllegalArgumentException("bad key");
 			}
 			return run;
+		}
+
+	}
+
+	static class First {
+
+		static class OrderService {
+
+			@Idempotent(key = "#p0")
+			String place(String id) {
+				return "first";
+			}
+
+		}
+
+	}
+
+	static class Second {
+
+		static class OrderService {
+
+			@Idempotent(key = "#p0")
+			String place(String id) {
+				return "second";
+			}
+
+			@Idempotent(key = "#p0")
+			String place(String id, int count) {
+				return "second " + count;
+			}
+
+			@Idempotent(key = "#p0")
+			String place(String id, String[] items) {
+				return "second " + List.of(items);
+			}
+
+		}
+
+	}
+
+	interface Shape {
+
+	}
+
+	record Circle(int radius) implements Shape {
+
+	}
+
+	record Drawing(String name, Shape shape) {
+
+	}
+
+	static class InterfaceResult {
+
+		@Idempotent(key = "#p0")
+		Shape shape(String key) {
+			return new Circle(1);
+		}
+
+	}
+
+	static class NestedInterfaceResult {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#p0")
+		Drawing draw(String key) {
+			return new Drawing("circle", new Circle(this.runs.incrementAndGet()));
+		}
+
+	}
+
+	record Account(String id) {
+
+	}
+
+	@Controller
+	static class EntityHandler {
+
+		@PostMapping("/accounts/{id}")
+		@Idempotent(key = "#p0")
+		ResponseEntity<Account> open(@PathVariable String id) {
+			return ResponseEntity.ok(new Account(id));
+		}
+
+	}
+
+	/**
+	 * A type Jackson cannot write, as protobuf messages: a getter returns the message
+	 * itself.
+	 */
+	static final class Message {
+
+		private final String text;
+
+		Message(String text) {
+			this.text = text;
+		}
+
+		String text() {
+			return this.text;
+		}
+
+		@JsonProperty("defaultInstanceForType")
+		Message getDefaultInstanceForType() {
+			return this;
+		}
+
+		byte[] toByteArray() {
+			return this.text.getBytes(StandardCharsets.UTF_8);
+		}
+
+	}
+
+	static class MessageCodec implements IdempotentResultCodec {
+
+		@Override
+		public boolean supports(Type type) {
+			return type == Message.class;
+		}
+
+		@Override
+		public String contentType() {
+			return "application/x-protobuf";
+		}
+
+		@Override
+		public byte[] write(Object result, Type type) {
+			return ((Message) result).toByteArray();
+		}
+
+		@Override
+		public Object read(byte[] body, Type type) {
+			return new Message(new String(body, StandardCharsets.UTF_8));
+		}
+
+	}
+
+	static class Messages {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#p0")
+		Message send(String key) {
+			return new Message("message " + this.runs.incrementAndGet());
 		}
 
 	}

@@ -231,7 +231,8 @@ class IdempotentMethodIT {
 	void aMissingKeyIsRefusedWithoutRunning() {
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
 			.isThrownBy(() -> charges(this.a).charge(new ChargeCommand(null, 100, "")))
-			.withMessage("The idempotency key of operation 'Charges.charge' is missing");
+			.withMessage("The idempotency key of operation '" + MethodTestApplication.Charges.class.getName()
+					+ ".charge-" + MethodTestApplication.ChargeCommand.class.getName() + "' is missing");
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
 			.isThrownBy(() -> charges(this.a).charge(new ChargeCommand("has space", 100, "")))
 			.withMessageContaining("must be 1 to 255 characters of visible ASCII");
@@ -326,11 +327,14 @@ class IdempotentMethodIT {
 		charges(this.b).touch("acme", key);
 		charges(this.b).touch("globex", key);
 		assertThat(calls("touch", key)).isEqualTo(2);
+		// the default operation: the class, the method and its parameter types
+		String charges = "operation:" + MethodTestApplication.Charges.class.getName();
+		String scoped = charges + ".scoped-java.lang.String";
+		String touch = charges + ".touch-java.lang.String-java.lang.String";
 		assertThat(this.jdbc.queryForList("SELECT DISTINCT scope FROM idempotency_record WHERE idem_key = ?",
 				String.class, key))
-			.containsExactlyInAnyOrder("operation:Charges.scoped/header:acme", "operation:Charges.scoped/header:globex",
-					"operation:Charges.scoped/", "operation:Charges.touch/custom:acme",
-					"operation:Charges.touch/custom:globex");
+			.containsExactlyInAnyOrder(scoped + "/header:acme", scoped + "/header:globex", scoped + "/",
+					touch + "/custom:acme", touch + "/custom:globex");
 	}
 
 	@Test

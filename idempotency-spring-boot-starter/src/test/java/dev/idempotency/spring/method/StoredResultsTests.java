@@ -129,16 +129,51 @@ class StoredResultsTests {
 	}
 
 	@Test
+	void aResultThatJacksonWritesButCannotReadBackIsNotStorable() {
+		JavaType type = this.mapper.constructType(Holder.class);
+		assertThatExceptionOfType(NotStorableException.class)
+			.isThrownBy(() -> this.results.result(new Holder(new Item("a", 1)), type, 1024))
+			.withMessageContaining("cannot read it back as")
+			.withMessageContaining("@JsonTypeInfo");
+	}
+
+	@Test
+	void theStartUpCheckFindsTypesJacksonCannotCreate() {
+		assertThat(unreadable(Shape.class)).contains("abstract");
+		assertThat(unreadable(new ParameterizedTypeReference<List<Shape>>() {
+		}.getType())).isNotNull();
+		assertThat(unreadable(new ParameterizedTypeReference<Map<String, List<Item>>>() {
+		}.getType())).isNull();
+		assertThat(unreadable(new ParameterizedTypeReference<Optional<Item>>() {
+		}.getType())).isNull();
+		assertThat(unreadable(String.class)).isNull();
+		assertThat(unreadable(int.class)).isNull();
+		assertThat(unreadable(Holder.class)).isNull();
+	}
+
+	@Test
 	void exceptionTypesThatCannotBeCreatedAgainAreRefused() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new DeterministicExceptions(List.of(NoMessage.class)))
 			.withMessageContaining(NoMessage.class.getName());
+	}
+
+	private String unreadable(java.lang.reflect.Type type) {
+		return this.results.unreadable(type, this.mapper.constructType(type));
 	}
 
 	private JavaType type(ParameterizedTypeReference<?> reference) {
 		return this.mapper.constructType(reference.getType());
 	}
 
-	record Item(String name, int count) {
+	record Item(String name, int count) implements Shape {
+
+	}
+
+	interface Shape {
+
+	}
+
+	record Holder(Shape shape) {
 
 	}
 
