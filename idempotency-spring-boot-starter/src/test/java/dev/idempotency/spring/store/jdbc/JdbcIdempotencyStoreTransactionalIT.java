@@ -18,6 +18,7 @@ package dev.idempotency.spring.store.jdbc;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
@@ -113,21 +114,17 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 		IdempotencyStore store = ((TransactionPerOperationStore) store()).delegate();
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
-		RequestFingerprint fingerprint = fingerprint("a");
-		TransactionTemplate transaction = new TransactionTemplate(transactionManager);
-		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
-				assertThat(store.acquire(key, fingerprint, token, LONG_LEASE, LONG_TTL))
-					.isEqualTo(new AcquireResult.Acquired(token));
-				// another claimant, on a thread and in a transaction of its own, finds
-				// the key held: it cannot read the fingerprint of an uncommitted claim
-				AcquireResult other = CompletableFuture
-					.supplyAsync(
-							() -> store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
-					.join();
-				assertThat(other).isInstanceOfSatisfying(AcquireResult.InProgress.class,
-						(inProgress) -> assertThat(inProgress.retryAfter()).isEqualTo(LONG_LEASE));
-			}
+		inTransaction(() -> {
+			assertThat(store.acquire(key, fingerprint("a"), token, LONG_LEASE, LONG_TTL))
+				.isEqualTo(new AcquireResult.Acquired(token));
+			// another claimant, on a thread and in a transaction of its own, finds the
+			// key held: it cannot read the fingerprint of an uncommitted claim
+			AcquireResult other = CompletableFuture
+				.supplyAsync(() -> store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
+				.join();
+			assertThat(other).isInstanceOfSatisfying(AcquireResult.InProgress.class,
+					(inProgress) -> assertThat(inProgress.retryAfter()).isEqualTo(LONG_LEASE));
+			return other;
 		});
 		// committed, the fingerprint is known
 		assertThat(store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
@@ -138,39 +135,38 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 	// acquireFresh, the tiered store's claim of a key its fast tier granted: the guarded
 	// insert takes the key's lock in the same statement, and inserts only when it got it
 	@Test
-	void freshClaimTakesTheLockOfItsKeyInItsInsert() throws Exception {
+	void freshClaimTakesTheLockOfItsKeyInItsInsert() {
 		JdbcIdempotencyStore store = (JdbcIdempotencyStore) ((TransactionPerOperationStore) store()).delegate();
 		IdempotencyKey key = newKey();
 		OwnerToken token = OwnerToken.generate();
-		RequestFingerprint fingerprint = fingerprint("a");
-		TransactionTemplate transaction = new TransactionTemplate(transactionManager);
-		transaction.executeWithoutResult((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
-				assertThat(store.acquireFresh(key, fingerprint, token, LONG_LEASE, LONG_TTL))
-					.isEqualTo(new AcquireResult.Acquired(token));
-				// another request's fresh claim, while this transaction is open: held, at
-				// once (waiting on the uncommitted row would never end, this thread
-				// waits)
-				AcquireResult other = CompletableFuture
-					.supplyAsync(() -> freshClaimInTransaction(store, key, fingerprint("a")))
-					.get(20, TimeUnit.SECONDS);
-				assertThat(other).isInstanceOf(AcquireResult.InProgress.class);
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(ex);
-			}
+		inTransaction(() -> {
+			assertThat(store.acquireFresh(key, fingerprint("a"), token, LONG_LEASE, LONG_TTL))
+				.isEqualTo(new AcquireResult.Acquired(token));
+			// another request's fresh claim while this transaction is open: held, and
+			// at once, since this thread waits for it and so never commits
+			AcquireResult other = CompletableFuture.supplyAsync(() -> freshClaim(store, key, fingerprint("a")))
+				.orTimeout(20, TimeUnit.SECONDS)
+				.join();
+			assertThat(other).isInstanceOf(AcquireResult.InProgress.class);
+			return other;
 		});
 		// committed: a fresh claim reads the record
-		assertThat(freshClaimInTransaction(store, key, fingerprint("a"))).isInstanceOf(AcquireResult.InProgress.class);
-		assertThat(freshClaimInTransaction(store, key, fingerprint("b"))).isInstanceOf(AcquireResult.Mismatch.class);
+		assertThat(freshClaim(store, key, fingerprint("a"))).isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(freshClaim(store, key, fingerprint("b"))).isInstanceOf(AcquireResult.Mismatch.class);
 		assertThat(store().find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
 	}
 
-	private static AcquireResult freshClaimInTransaction(JdbcIdempotencyStore store, IdempotencyKey key,
+	private static AcquireResult freshClaim(JdbcIdempotencyStore store, IdempotencyKey key,
 			RequestFingerprint fingerprint) {
+		return inTransaction(() -> store.acquireFresh(key, fingerprint, OwnerToken.generate(), LONG_LEASE, LONG_TTL));
+	}
+
+	// store operations as a request of a transactional policy runs them: in a transaction
+	// of their own that they join, committed when the work returns
+	private static AcquireResult inTransaction(Supplier<AcquireResult> work) {
 		AcquireResult result = new TransactionTemplate(transactionManager).execute((status) -> {
 			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
-				return store.acquireFresh(key, fingerprint, OwnerToken.generate(), LONG_LEASE, LONG_TTL);
+				return work.get();
 			}
 		});
 		assertThat(result).isNotNull();
