@@ -45,9 +45,12 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestInstance.Lifecycle;
+import org.junit.jupiter.api.TestMethodOrder;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -65,10 +68,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  * on purpose, a rebalance in the middle of the stream, and a consumer killed
  * ({@code SIGKILL}) in the middle of a message. Every listener run writes a row: the
  * tests count executions in the database.
+ * <p>
+ * The consumer that the crash test kills runs in a JVM of its own, which takes a while to
+ * start: it is started with the broker, and the crash test runs last.
  *
  * @author Idempotency contributors
  */
 @TestInstance(Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class IdempotentKafkaListenerIT {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(90);
@@ -89,6 +96,12 @@ class IdempotentKafkaListenerIT {
 
 	private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
 
+	private String crashTopic;
+
+	private String crashGroup;
+
+	private Process victim;
+
 	@BeforeAll
 	void startServers() {
 		this.broker = new EmbeddedKafkaKraftBroker(1, 4);
@@ -106,10 +119,22 @@ class IdempotentKafkaListenerIT {
 		producerConfig.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class);
 		producerConfig.put(ProducerConfig.ACKS_CONFIG, "all");
 		this.producer = new KafkaProducer<>(producerConfig);
+		this.crashTopic = topic("crash");
+		this.crashGroup = "g-crash-" + this.run;
+		try {
+			this.victim = startProcess(this.crashTopic, this.crashGroup, "victim");
+		}
+		catch (Exception ex) {
+			throw new IllegalStateException("Could not start the victim's JVM", ex);
+		}
 	}
 
 	@AfterAll
-	void stopServers() {
+	void stopServers() throws InterruptedException {
+		if (this.victim != null) {
+			this.victim.destroyForcibly();
+			this.victim.waitFor(30, TimeUnit.SECONDS);
+		}
 		this.instances.forEach(ConfigurableApplicationContext::close);
 		if (this.producer != null) {
 			this.producer.close();
@@ -221,11 +246,13 @@ class IdempotentKafkaListenerIT {
 	}
 
 	@Test
+	@Order(Integer.MAX_VALUE)
 	void aConsumerKilledInTheMiddleOfAMessageLeavesItToAnotherThatSettlesItOnce() throws Exception {
-		String topic = topic("crash");
-		String group = "g-crash-" + this.run;
+		String topic = this.crashTopic;
+		String group = this.crashGroup;
 		String id = "crash-" + this.run;
-		Process victim = startProcess(topic, group, "victim");
+		Process victim = this.victim;
+		assertThat(victim.isAlive()).as("the victim's JVM is running").isTrue();
 		try {
 			this.producer.send(new ProducerRecord<>(topic, 0, id, "{\"id\":\"" + id + "\",\"note\":\"hang\"}"));
 			this.producer.flush();

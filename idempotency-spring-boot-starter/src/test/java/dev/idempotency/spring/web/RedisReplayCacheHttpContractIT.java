@@ -21,6 +21,7 @@ import java.net.http.HttpResponse;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.store.ReplayCachingStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -40,6 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @DirtiesContext
 @TestPropertySource(properties = { "idempotency.replay-cache.enabled=true",
 		"idempotency.redis.key-prefix=it-http-redis-replay-cache:" })
+@Tag("variant")
 class RedisReplayCacheHttpContractIT extends RedisHttpContractIT {
 
 	@Autowired

@@ -18,6 +18,7 @@ package dev.idempotency.spring.web;
 
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.test.annotation.DirtiesContext;
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @DirtiesContext
 @TestPropertySource(
 		properties = { "idempotency.tiered.claim=lookup", "idempotency.redis.key-prefix=it-http-tiered-lookup:" })
+@Tag("variant")
 class TieredLookupClaimHttpContractIT extends TieredHttpContractIT {
 
 	// the claim lives in Redis only, and Redis takes a lapsed lease over at once

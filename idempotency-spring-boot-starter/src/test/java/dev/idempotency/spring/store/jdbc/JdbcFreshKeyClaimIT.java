@@ -43,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * @author Idempotency contributors
  */
 @Tag("contract")
+@Tag("variant")
 class JdbcFreshKeyClaimIT extends AbstractIdempotencyStoreTests {
 
 	private static PostgresTestDatabase database;

@@ -34,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * @author Idempotency contributors
  */
 @Tag("contract")
+@Tag("variant")
 class JdbcIdempotencyStoreUncheckedTableIT extends AbstractIdempotencyStoreTests {
 
 	private static PostgresTestDatabase database;

@@ -39,6 +39,7 @@ import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.store.jdbc.CommitSettingsDataSource;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -56,6 +57,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  *
  * @author Idempotency contributors
  */
+@Tag("variant")
 class TieredIdempotencyStoreAsynchronousClaimIT extends TieredIdempotencyStoreIT {
 
 	private static final Duration LEASE = Duration.ofSeconds(30);

@@ -16,12 +16,15 @@
 
 package dev.idempotency.spring.store.tiered;
 
+import org.junit.jupiter.api.Tag;
+
 /**
  * The tests of {@link TieredIdempotencyStoreIT} in {@link TieredClaimMode#LOOKUP lookup
  * claim mode}.
  *
  * @author Idempotency contributors
  */
+@Tag("variant")
 class TieredIdempotencyStoreLookupClaimIT extends TieredIdempotencyStoreIT {
 
 	@Override
