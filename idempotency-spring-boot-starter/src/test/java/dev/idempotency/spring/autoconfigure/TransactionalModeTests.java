@@ -27,6 +27,7 @@ import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.Idempotent;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.postgresql.Driver;
 
@@ -62,8 +63,7 @@ class TransactionalModeTests {
 		this.runner.withUserConfiguration(SameDataSource.class).run((context) -> {
 			assertThat(context).hasNotFailed();
 			IdempotencyFilter filter = context.getBean(IdempotencyFilter.class);
-			RequestTransactions transactions = (RequestTransactions) ReflectionTestUtils.getField(filter,
-					"requestTransactions");
+			RequestTransactions transactions = requestTransactions(filter);
 			assertThat(transactions).isNotNull();
 			assertThat(transactions.getTransactionManager())
 				.isSameAs(context.getBean(PlatformTransactionManager.class));
@@ -76,11 +76,16 @@ class TransactionalModeTests {
 		new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
 			.withUserConfiguration(SameDataSource.class)
 			.run((context) -> {
-				assertThat(
-						ReflectionTestUtils.getField(context.getBean(IdempotencyFilter.class), "requestTransactions"))
-					.isNull();
+				assertThat(requestTransactions(context.getBean(IdempotencyFilter.class))).isNull();
 				assertThat(context.getBean(JdbcIdempotencyStore.class).isTransactionalClaims()).isFalse();
 			});
+	}
+
+	// what the filter's requests share holds the request transactions
+	private static @Nullable RequestTransactions requestTransactions(IdempotencyFilter filter) {
+		Object requests = ReflectionTestUtils.getField(filter, "requests");
+		assertThat(requests).isNotNull();
+		return (RequestTransactions) ReflectionTestUtils.getField(requests, "requestTransactions");
 	}
 
 	@Test
