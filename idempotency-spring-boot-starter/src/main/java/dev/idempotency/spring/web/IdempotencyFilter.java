@@ -134,8 +134,6 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	private @Nullable IdempotencyProblemRenderer problemRenderer;
 
-	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), DEFAULT_EXCLUDED_RESPONSE_HEADERS);
-
 	/**
 	 * Create a filter.
 	 * @param engine the engine, never {@code null}
@@ -223,7 +221,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * @param expiresHeader whether to send the header
 	 */
 	public void setExpiresHeader(boolean expiresHeader) {
-		this.requests.setResponseHeaders(this.storedHeaders, expiresHeader);
+		this.requests.setResponseHeaders(this.requests.storedHeaders(), expiresHeader);
 	}
 
 	/**
@@ -250,8 +248,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * every header that starts with it
 	 */
 	public void setStoredHeaders(Collection<String> include, Collection<String> exclude) {
-		this.storedHeaders = new StoredHeaders(include, exclude);
-		this.requests.setResponseHeaders(this.storedHeaders, this.requests.expiresHeader());
+		this.requests.setResponseHeaders(new StoredHeaders(include, exclude), this.requests.expiresHeader());
 	}
 
 	/**
