@@ -148,10 +148,17 @@ final class DurableClaimStrategy implements ClaimStrategy {
 					new FastCompletionAfterCommit(key, token, response, ttl, TransactionalClaims.openedAt()));
 			return true;
 		}
-		// refused (the fast record was lost or taken over) is harmless: the next
-		// acquire finds the durable record and copies it to the fast tier
-		this.fast.complete(key, token, response, ttl);
+		completeFast(key, token, response, ttl);
 		return true;
+	}
+
+	// Refused: the fast record is gone, or it is another owner's claim, one whose undo
+	// failed after the durable tier turned it away. Such a claim would answer "in
+	// progress" until its lease ran out: drop it, the next acquire copies the record.
+	private void completeFast(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		if (this.fast.complete(key, token, response, ttl) == FastTier.Outcome.REFUSED) {
+			this.fast.drop(FastTier.COMPLETE, key);
+		}
 	}
 
 	// an asynchronous claim that the durable tier lost in a crash is completed as a key
@@ -265,8 +272,7 @@ final class DurableClaimStrategy implements ClaimStrategy {
 			// whole milliseconds, rounded down: never past the durable record
 			long remaining = this.ttl.minusNanos(System.nanoTime() - this.transactionStart).toMillis();
 			if (remaining > 0) {
-				DurableClaimStrategy.this.fast.complete(this.key, this.token, this.response,
-						Duration.ofMillis(remaining));
+				completeFast(this.key, this.token, this.response, Duration.ofMillis(remaining));
 			}
 			else {
 				DurableClaimStrategy.this.fast.release(this.key, this.token);

@@ -215,6 +215,31 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	}
 
 	@Test
+	void anotherOwnersFastClaimLeftBehindStopsRefusingOnceTheRequestCompletes() {
+		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(5);
+		OwnerToken owner = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint, owner, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(owner));
+		// Redis lost the claim (a failover), then a duplicate's Redis claim stayed
+		// behind:
+		// PostgreSQL refused it and its undo failed
+		deleteRedisKeys();
+		OwnerToken duplicate = OwnerToken.generate();
+		assertThat(this.fast.acquire(key, fingerprint, duplicate, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(duplicate));
+		if (claimMode() == TieredClaimMode.DURABLE) {
+			assertThat(store().complete(key, owner, RESPONSE, TTL)).isTrue();
+			// the retries get the response, not "in progress" until the stray lease ends
+			assertThat(store().acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL)).isInstanceOfSatisfying(
+					AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		}
+		else {
+			// the lookup claim: Redis fences the completion
+			assertThat(store().complete(key, owner, RESPONSE, TTL)).isFalse();
+		}
+	}
+
+	@Test
 	void rewarmedCopyNeverOutlivesTheDurableRecordWhateverTheApplicationClockSays() {
 		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
 		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(6);
