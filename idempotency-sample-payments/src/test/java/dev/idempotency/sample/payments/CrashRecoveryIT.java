@@ -33,6 +33,7 @@ import javax.sql.DataSource;
 import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -67,6 +68,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * @author Idempotency contributors
  * @see TransactionalCrashJdbcIT
  */
+@Tag("reliability")
 class CrashRecoveryIT {
 
 	private static final String SCHEMA = "crash_it_" + Long.toHexString(System.nanoTime());

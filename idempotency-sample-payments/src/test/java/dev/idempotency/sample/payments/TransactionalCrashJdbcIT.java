@@ -28,6 +28,7 @@ import javax.sql.DataSource;
 import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -50,6 +51,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * @author Idempotency contributors
  * @see CrashRecoveryIT
  */
+@Tag("reliability")
 class TransactionalCrashJdbcIT {
 
 	private static final String SCHEMA = "tx_crash_it_" + Long.toHexString(System.nanoTime());
