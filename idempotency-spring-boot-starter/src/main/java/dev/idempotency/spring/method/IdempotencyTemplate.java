@@ -21,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -32,13 +31,12 @@ import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
-import dev.idempotency.core.engine.StatusSet;
 import dev.idempotency.core.fingerprint.FingerprintInput;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
 import dev.idempotency.spring.method.StoredResults.NotStorableException;
 import dev.idempotency.spring.transaction.TransactionalClaims;
-import dev.idempotency.spring.web.EndpointPolicies;
-import dev.idempotency.spring.web.EndpointPolicy;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -53,7 +51,7 @@ import org.springframework.util.ClassUtils;
  * Runs an operation at most once per key, for code without annotations: the first call
  * under a key runs the operation and stores its result; a later call under the same key
  * with the same request gets an equal result (read back with Jackson as the declared
- * type) without running it. It is what {@link dev.idempotency.spring.web.Idempotent
+ * type) without running it. It is what {@link dev.idempotency.spring.Idempotent
  * &#64;Idempotent} with a {@code key} does for a method, and uses the same engine, store
  * and policies as the HTTP filter.
  *
@@ -127,7 +125,7 @@ public final class IdempotencyTemplate {
 	 * @param policies the policies, never {@code null}
 	 * @param jsonMapper writes and reads the requests and results, never {@code null}
 	 */
-	public IdempotencyTemplate(IdempotencyEngine engine, EndpointPolicies policies, JsonMapper jsonMapper) {
+	public IdempotencyTemplate(IdempotencyEngine engine, NamedPolicies policies, JsonMapper jsonMapper) {
 		this(new Settings(Objects.requireNonNull(engine, "'engine' must not be null"),
 				Objects.requireNonNull(policies, "'policies' must not be null"),
 				new StoredResults(Objects.requireNonNull(jsonMapper, "'jsonMapper' must not be null")), jsonMapper),
@@ -311,16 +309,18 @@ public final class IdempotencyTemplate {
 	 */
 	@Nullable Object call(String policyName, String operation, @Nullable String scope, @Nullable String clientKey,
 			@Nullable Object request, Type resultType, Action action) throws Throwable {
-		Policy policy = this.settings.policy(policyName);
+		NamedPolicy policy = this.settings.policy(policyName);
+		DeterministicExceptions deterministic = this.settings.deterministic(policyName);
 		IdempotencyKey key = key(operation, scope, clientKey);
 		JavaType type = this.settings.jsonMapper.constructType(resultType);
-		RequestFingerprint fingerprint = fingerprint(policy.endpoint, key, operation, request);
-		Decision decision = this.settings.engine.begin(key, fingerprint, policy.engine());
+		RequestFingerprint fingerprint = fingerprint(policy, key, operation, request);
+		boolean joined = TRANSACTIONS_PRESENT && TransactionalClaims.isActive();
+		Decision decision = this.settings.engine.begin(key, fingerprint, policy.call(joined));
 		if (decision instanceof Decision.Execute execute) {
-			return run(execute.execution(), policy, resultType, type, action);
+			return run(execute.execution(), policy.maxResponseBody(), deterministic, resultType, type, action);
 		}
 		if (decision instanceof Decision.Replay replay) {
-			return this.settings.results.read(key, replay.response(), resultType, type, policy.deterministic);
+			return this.settings.results.read(key, replay.response(), resultType, type, deterministic);
 		}
 		if (decision instanceof Decision.InProgress inProgress) {
 			throw new IdempotentCallInProgressException(key, inProgress.retryAfter());
@@ -347,7 +347,7 @@ public final class IdempotencyTemplate {
 		return new IdempotencyKey(IdempotencyScopes.storable(IdempotencyScopes.operation(operation, inner)), clientKey);
 	}
 
-	private RequestFingerprint fingerprint(EndpointPolicy policy, IdempotencyKey key, String operation,
+	private RequestFingerprint fingerprint(NamedPolicy policy, IdempotencyKey key, String operation,
 			@Nullable Object request) {
 		byte[] body;
 		String contentType;
@@ -415,14 +415,14 @@ public final class IdempotencyTemplate {
 		}
 	}
 
-	private @Nullable Object run(Execution execution, Policy policy, Type declared, JavaType type, Action action)
-			throws Throwable {
+	private @Nullable Object run(Execution execution, int maxResultSize, DeterministicExceptions deterministic,
+			Type declared, JavaType type, Action action) throws Throwable {
 		Object result;
 		try {
 			result = action.run();
 		}
 		catch (Throwable ex) {
-			if (policy.deterministic.stores(ex)) {
+			if (deterministic.stores(ex)) {
 				end(execution, this.settings.results.exception(ex));
 			}
 			else {
@@ -432,7 +432,7 @@ public final class IdempotencyTemplate {
 		}
 		StoredResponse stored;
 		try {
-			stored = this.settings.results.result(result, declared, type, policy.endpoint.maxResponseBody());
+			stored = this.settings.results.result(result, declared, type, maxResultSize);
 		}
 		catch (NotStorableException ex) {
 			logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
@@ -475,7 +475,7 @@ public final class IdempotencyTemplate {
 
 		private final IdempotencyEngine engine;
 
-		private final EndpointPolicies policies;
+		private final NamedPolicies policies;
 
 		private volatile StoredResults results;
 
@@ -483,79 +483,35 @@ public final class IdempotencyTemplate {
 
 		private volatile Map<String, DeterministicExceptions> deterministic = Map.of();
 
-		private final Map<String, Policy> resolved = new ConcurrentHashMap<>();
-
 		private volatile Supplier<String> defaultScope = () -> IdempotencyKey.GLOBAL_SCOPE;
 
-		Settings(IdempotencyEngine engine, EndpointPolicies policies, StoredResults results, JsonMapper jsonMapper) {
+		Settings(IdempotencyEngine engine, NamedPolicies policies, StoredResults results, JsonMapper jsonMapper) {
 			this.engine = engine;
 			this.policies = policies;
 			this.results = results;
 			this.jsonMapper = jsonMapper;
 		}
 
-		Policy policy(String name) {
-			Policy policy = this.resolved.get(name);
+		NamedPolicy policy(String name) {
+			NamedPolicy policy = this.policies.get(name);
 			if (policy == null) {
-				policy = resolve(name);
-				this.resolved.put(name, policy);
-			}
-			return policy;
-		}
-
-		void setDeterministic(Map<String, DeterministicExceptions> deterministic) {
-			this.deterministic = deterministic;
-			this.resolved.clear();
-		}
-
-		private Policy resolve(String name) {
-			EndpointPolicy endpoint = this.policies.get(name);
-			if (endpoint == null) {
 				throw new IllegalArgumentException("Idempotency policy '" + name + "' is not configured: add it under "
 						+ "'idempotency.policies." + name + "' (configured policies: " + this.policies.names() + ")");
 			}
-			if (endpoint.transactional()) {
+			if (policy.transactional()) {
 				throw new IllegalArgumentException("Idempotency policy '" + name + "' is transactional, which only "
 						+ "HTTP endpoints support: use a policy that is not transactional (the outcome of a call made "
 						+ "in a transaction is stored when that transaction commits)");
 			}
-			return new Policy(endpoint, this.deterministic.getOrDefault(name, DeterministicExceptions.NONE));
+			return policy;
 		}
 
-	}
+		DeterministicExceptions deterministic(String name) {
+			return this.deterministic.getOrDefault(name, DeterministicExceptions.NONE);
+		}
 
-	/**
-	 * A policy as calls use it.
-	 */
-	private static final class Policy {
-
-		private final EndpointPolicy endpoint;
-
-		// an outcome has no HTTP status: every one is stored
-		private final IdempotencyPolicy engine;
-
-		// the same, for a call whose claim joins the transaction of a transactional
-		// request: the transaction holds the claim, which needs no lease renewed
-		private final IdempotencyPolicy joined;
-
-		private final DeterministicExceptions deterministic;
-
-		Policy(EndpointPolicy endpoint, DeterministicExceptions deterministic) {
-			this.endpoint = endpoint;
-			IdempotencyPolicy policy = endpoint.policy();
-			this.engine = engine(policy, false);
-			this.joined = engine(policy, true);
+		void setDeterministic(Map<String, DeterministicExceptions> deterministic) {
 			this.deterministic = deterministic;
-		}
-
-		IdempotencyPolicy engine() {
-			return (TRANSACTIONS_PRESENT && TransactionalClaims.isActive()) ? this.joined : this.engine;
-		}
-
-		private static IdempotencyPolicy engine(IdempotencyPolicy policy, boolean transactional) {
-			return new IdempotencyPolicy(policy.name(), policy.ttl(), policy.lockTimeout(), policy.inFlightWait(),
-					policy.onStoreFailure(), StatusSet.of(), policy.unavailableRetryAfter(),
-					policy.inProgressRetryAfter(), transactional, policy.maxExecutionTime());
 		}
 
 	}

@@ -26,6 +26,8 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.transaction.RequestTransaction;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.observation.IdempotencyOutcome;
@@ -73,7 +75,7 @@ final class IdempotentExchange {
 
 	private final HttpServletResponse response;
 
-	private final EndpointPolicy policy;
+	private final NamedPolicy policy;
 
 	private final RequestObservation observation;
 
@@ -127,7 +129,7 @@ final class IdempotentExchange {
 		}
 	}
 
-	EndpointPolicy policy() {
+	NamedPolicy policy() {
 		return this.policy;
 	}
 
@@ -275,7 +277,7 @@ final class IdempotentExchange {
 		}
 		if (transaction != null && !transaction.endBeforeAnswer(decision)) {
 			// what the store decided could not be committed
-			return Refusal.storeUnavailable(key, Refusal.wholeSeconds(this.policy.policy().unavailableRetryAfter()));
+			return Refusal.storeUnavailable(key, Refusal.wholeSeconds(this.policy.engine().unavailableRetryAfter()));
 		}
 		if (decision instanceof Decision.Replay replay) {
 			this.observation.outcome(IdempotencyOutcome.REPLAYED);
@@ -313,7 +315,7 @@ final class IdempotentExchange {
 	 * @param keyValues the values of the key header, or {@code null} for a key in the
 	 * body
 	 */
-	record Target(HttpServletRequest request, HttpServletResponse response, EndpointPolicy policy,
+	record Target(HttpServletRequest request, HttpServletResponse response, NamedPolicy policy,
 			@Nullable Enumeration<String> keyValues) {
 
 	}
