@@ -310,29 +310,12 @@ public final class IdempotencyTemplate {
 	@Nullable Object call(String policyName, String operation, @Nullable String scope, @Nullable String clientKey,
 			@Nullable Object request, Type resultType, Action action) throws Throwable {
 		NamedPolicy policy = this.settings.policy(policyName);
-		DeterministicExceptions deterministic = this.settings.deterministic(policyName);
 		IdempotencyKey key = key(operation, scope, clientKey);
-		JavaType type = this.settings.jsonMapper.constructType(resultType);
+		Call call = new Call(key, policy.maxResponseBody(), this.settings.deterministic(policyName), resultType,
+				action);
 		RequestFingerprint fingerprint = fingerprint(policy, key, operation, request);
 		boolean joined = TRANSACTIONS_PRESENT && TransactionalClaims.isActive();
-		Decision decision = this.settings.engine.begin(key, fingerprint, policy.call(joined));
-		if (decision instanceof Decision.Execute execute) {
-			return run(execute.execution(), policy.maxResponseBody(), deterministic, resultType, type, action);
-		}
-		if (decision instanceof Decision.Replay replay) {
-			return this.settings.results.read(key, replay.response(), resultType, type, deterministic);
-		}
-		if (decision instanceof Decision.InProgress inProgress) {
-			throw new IdempotentCallInProgressException(key, inProgress.retryAfter());
-		}
-		if (decision instanceof Decision.Mismatch) {
-			throw new IdempotencyKeyReusedException(key);
-		}
-		if (decision instanceof Decision.Unavailable unavailable) {
-			throw new IdempotencyStoreUnavailableException(key, unavailable.retryAfter(), unavailable.cause());
-		}
-		// fail-open: the engine has logged it; run without protection
-		return action.run();
+		return this.settings.engine.begin(key, fingerprint, policy.call(joined)).handle(call);
 	}
 
 	private IdempotencyKey key(String operation, @Nullable String scope, @Nullable String clientKey) {
@@ -415,35 +398,6 @@ public final class IdempotencyTemplate {
 		}
 	}
 
-	private @Nullable Object run(Execution execution, int maxResultSize, DeterministicExceptions deterministic,
-			Type declared, JavaType type, Action action) throws Throwable {
-		Object result;
-		try {
-			result = action.run();
-		}
-		catch (Throwable ex) {
-			if (deterministic.stores(ex)) {
-				end(execution, this.settings.results.exception(ex));
-			}
-			else {
-				end(execution, null);
-			}
-			throw ex;
-		}
-		StoredResponse stored;
-		try {
-			stored = this.settings.results.result(result, declared, type, maxResultSize);
-		}
-		catch (NotStorableException ex) {
-			logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
-					+ "): the key is released, and a retry runs the call again", ex.getCause());
-			end(execution, null);
-			return result;
-		}
-		end(execution, stored);
-		return result;
-	}
-
 	// store the outcome (or release the key, for null) now, or when the caller's
 	// transaction ends: work that is rolled back must not be replayed
 	private static void end(Execution execution, @Nullable StoredResponse outcome) {
@@ -456,6 +410,89 @@ public final class IdempotencyTemplate {
 		else {
 			execution.release();
 		}
+	}
+
+	/**
+	 * One call under its key, and what it does with the engine's decision: runs, reads
+	 * the stored result back, or throws.
+	 */
+	private final class Call implements Decision.Handler<@Nullable Object, Throwable> {
+
+		private final IdempotencyKey key;
+
+		private final int maxResultSize;
+
+		private final DeterministicExceptions deterministic;
+
+		private final Type declared;
+
+		private final JavaType type;
+
+		private final Action action;
+
+		Call(IdempotencyKey key, int maxResultSize, DeterministicExceptions deterministic, Type declared,
+				Action action) {
+			this.key = key;
+			this.maxResultSize = maxResultSize;
+			this.deterministic = deterministic;
+			this.declared = declared;
+			this.type = IdempotencyTemplate.this.settings.jsonMapper.constructType(declared);
+			this.action = action;
+		}
+
+		@Override
+		public @Nullable Object execute(Decision.Execute decision) throws Throwable {
+			Execution execution = decision.execution();
+			StoredResults results = IdempotencyTemplate.this.settings.results;
+			Object result;
+			try {
+				result = this.action.run();
+			}
+			catch (Throwable ex) {
+				end(execution, this.deterministic.stores(ex) ? results.exception(ex) : null);
+				throw ex;
+			}
+			StoredResponse stored;
+			try {
+				stored = results.result(result, this.declared, this.type, this.maxResultSize);
+			}
+			catch (NotStorableException ex) {
+				logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
+						+ "): the key is released, and a retry runs the call again", ex.getCause());
+				end(execution, null);
+				return result;
+			}
+			end(execution, stored);
+			return result;
+		}
+
+		@Override
+		public @Nullable Object replay(Decision.Replay decision) throws Throwable {
+			return IdempotencyTemplate.this.settings.results.read(this.key, decision.response(), this.declared,
+					this.type, this.deterministic);
+		}
+
+		@Override
+		public @Nullable Object inProgress(Decision.InProgress decision) {
+			throw new IdempotentCallInProgressException(this.key, decision.retryAfter());
+		}
+
+		@Override
+		public @Nullable Object mismatch(Decision.Mismatch decision) {
+			throw new IdempotencyKeyReusedException(this.key);
+		}
+
+		@Override
+		public @Nullable Object unavailable(Decision.Unavailable decision) {
+			throw new IdempotencyStoreUnavailableException(this.key, decision.retryAfter(), decision.cause());
+		}
+
+		@Override
+		public @Nullable Object unprotected(Decision.Unprotected decision) throws Throwable {
+			// fail-open: the engine has logged it; run without protection
+			return this.action.run();
+		}
+
 	}
 
 	/**
