@@ -22,16 +22,28 @@ import java.util.Objects;
 
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the engine decided for a request, returned by {@link IdempotencyEngine#begin}.
- * Exactly one of the subtypes applies.
+ * Exactly one of the subtypes applies. An adapter acts on it with a {@link Handler},
+ * which has one method per subtype: {@link #handle(Handler)} calls the one that applies.
  *
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public sealed interface Decision permits Decision.Execute, Decision.Replay, Decision.InProgress, Decision.Mismatch,
 		Decision.Unavailable, Decision.Unprotected {
+
+	/**
+	 * Call the method of the handler that is for this decision.
+	 * @param <R> what the handler returns
+	 * @param <X> what the handler may throw
+	 * @param handler the handler, never {@code null}
+	 * @return what the handler's method returned
+	 * @throws X what the handler's method threw
+	 */
+	<R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X;
 
 	/**
 	 * The caller owns the key: run the handler, then {@link Execution#complete complete}
@@ -48,6 +60,11 @@ public sealed interface Decision permits Decision.Execute, Decision.Replay, Deci
 		 */
 		public Execute {
 			Objects.requireNonNull(execution, "'execution' must not be null");
+		}
+
+		@Override
+		public <R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X {
+			return handler.execute(this);
 		}
 
 	}
@@ -70,6 +87,11 @@ public sealed interface Decision permits Decision.Execute, Decision.Replay, Deci
 			Objects.requireNonNull(expiresAt, "'expiresAt' must not be null");
 		}
 
+		@Override
+		public <R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X {
+			return handler.replay(this);
+		}
+
 	}
 
 	/**
@@ -88,12 +110,22 @@ public sealed interface Decision permits Decision.Execute, Decision.Replay, Deci
 			Objects.requireNonNull(retryAfter, "'retryAfter' must not be null");
 		}
 
+		@Override
+		public <R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X {
+			return handler.inProgress(this);
+		}
+
 	}
 
 	/**
 	 * The key belongs to a request with another fingerprint: answer 422.
 	 */
 	record Mismatch() implements Decision {
+
+		@Override
+		public <R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X {
+			return handler.mismatch(this);
+		}
 
 	}
 
@@ -116,6 +148,11 @@ public sealed interface Decision permits Decision.Execute, Decision.Replay, Deci
 			Objects.requireNonNull(cause, "'cause' must not be null");
 		}
 
+		@Override
+		public <R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X {
+			return handler.unavailable(this);
+		}
+
 	}
 
 	/**
@@ -133,6 +170,72 @@ public sealed interface Decision permits Decision.Execute, Decision.Replay, Deci
 		public Unprotected {
 			Objects.requireNonNull(cause, "'cause' must not be null");
 		}
+
+		@Override
+		public <R extends @Nullable Object, X extends Throwable> R handle(Handler<R, X> handler) throws X {
+			return handler.unprotected(this);
+		}
+
+	}
+
+	/**
+	 * What an adapter does with each decision: the HTTP filter answers with the handler's
+	 * response, a replay or a problem; a call of an idempotent method returns its result
+	 * or the stored one, or throws. {@link Decision#handle(Handler)} calls the method
+	 * that applies, so that the decision is dispatched in one place.
+	 *
+	 * @param <R> what the methods return
+	 * @param <X> what the methods may throw
+	 */
+	interface Handler<R extends @Nullable Object, X extends Throwable> {
+
+		/**
+		 * The caller owns the key.
+		 * @param decision the decision
+		 * @return the adapter's answer
+		 * @throws X if the adapter fails
+		 */
+		R execute(Execute decision) throws X;
+
+		/**
+		 * The key's response is stored.
+		 * @param decision the decision
+		 * @return the adapter's answer
+		 * @throws X if the adapter fails
+		 */
+		R replay(Replay decision) throws X;
+
+		/**
+		 * Another owner still runs the key's request.
+		 * @param decision the decision
+		 * @return the adapter's answer
+		 * @throws X if the adapter fails
+		 */
+		R inProgress(InProgress decision) throws X;
+
+		/**
+		 * The key was used with another request.
+		 * @param decision the decision
+		 * @return the adapter's answer
+		 * @throws X if the adapter fails
+		 */
+		R mismatch(Mismatch decision) throws X;
+
+		/**
+		 * The store failed, and the policy fails closed.
+		 * @param decision the decision
+		 * @return the adapter's answer
+		 * @throws X if the adapter fails
+		 */
+		R unavailable(Unavailable decision) throws X;
+
+		/**
+		 * The store failed, and the policy fails open: run without protection.
+		 * @param decision the decision
+		 * @return the adapter's answer
+		 * @throws X if the adapter fails
+		 */
+		R unprotected(Unprotected decision) throws X;
 
 	}
 

@@ -186,6 +186,24 @@ public record IdempotencyPolicy(String name, Duration ttl, Duration lockTimeout,
 	}
 
 	/**
+	 * Return a builder that starts from this policy's settings, to make a policy that
+	 * differs from it in a few of them.
+	 * @return a new builder
+	 */
+	public Builder toBuilder() {
+		return new Builder().name(this.name)
+			.ttl(this.ttl)
+			.lockTimeout(this.lockTimeout)
+			.inFlightWait(this.inFlightWait)
+			.onStoreFailure(this.onStoreFailure)
+			.nonStorableStatuses(this.nonStorableStatuses)
+			.unavailableRetryAfter(this.unavailableRetryAfter)
+			.inProgressRetryAfter(this.inProgressRetryAfter)
+			.transactional(this.transactional)
+			.maxExecutionTime(this.maxExecutionTime);
+	}
+
+	/**
 	 * Return the default policy.
 	 * @return the policy built from {@link #builder()} as it is
 	 */

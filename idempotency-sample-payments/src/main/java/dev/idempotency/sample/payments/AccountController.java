@@ -21,7 +21,7 @@ import java.security.Principal;
 import java.util.List;
 import java.util.UUID;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.HttpStatus;

@@ -16,7 +16,7 @@
 
 package dev.idempotency.sample.payments;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.PostMapping;

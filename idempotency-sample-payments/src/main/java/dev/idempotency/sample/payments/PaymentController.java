@@ -22,8 +22,8 @@ import java.util.List;
 import java.util.UUID;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.Idempotent;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;

@@ -19,7 +19,7 @@ package dev.idempotency.sample.bench;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;

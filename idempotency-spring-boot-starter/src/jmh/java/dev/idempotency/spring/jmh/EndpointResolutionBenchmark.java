@@ -24,12 +24,12 @@ import java.util.concurrent.TimeUnit;
 
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
-import dev.idempotency.spring.web.EndpointPolicies;
-import dev.idempotency.spring.web.EndpointPolicy;
+import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.web.EndpointResolutionInterceptor;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.spring.web.IdempotentEndpoint;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -150,7 +150,7 @@ public class EndpointResolutionBenchmark {
 		for (int i = 0; i < resources; i++) {
 			registerResource(i);
 		}
-		EndpointPolicies policies = new EndpointPolicies(List.of(new EndpointPolicy(IdempotencyPolicy.defaults(),
+		NamedPolicies policies = new NamedPolicies(List.of(new NamedPolicy(IdempotencyPolicy.defaults(),
 				new Sha256RequestFingerprinter(), List.of(), 1024, 1024, Duration.ofMinutes(1), Duration.ofDays(1))));
 		this.resolver = new HandlerMappingEndpointResolver(policies, List.of());
 		this.resolver.initialize(this.context.getBeansOfType(RequestMappingInfoHandlerMapping.class).values());

@@ -16,7 +16,7 @@
 
 package dev.idempotency.spring.autoconfigure;
 
-import dev.idempotency.spring.web.EndpointPolicies;
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.web.EndpointResolutionInterceptor;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
@@ -42,10 +42,10 @@ final class EndpointResolutionCheckConfigurer implements WebMvcConfigurer {
 
 	private final @Nullable IdempotencyProblemRenderer problemRenderer;
 
-	private final @Nullable EndpointPolicies policies;
+	private final @Nullable NamedPolicies policies;
 
 	EndpointResolutionCheckConfigurer(IdempotentEndpointResolver resolver, IdempotencyProperties properties,
-			@Nullable IdempotencyProblemRenderer problemRenderer, @Nullable EndpointPolicies policies) {
+			@Nullable IdempotencyProblemRenderer problemRenderer, @Nullable NamedPolicies policies) {
 		this.resolver = resolver;
 		this.properties = properties;
 		this.problemRenderer = problemRenderer;

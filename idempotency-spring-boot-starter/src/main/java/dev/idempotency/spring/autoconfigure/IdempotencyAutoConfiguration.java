@@ -25,9 +25,9 @@ import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.ReplayCachingStore;
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
-import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
@@ -134,7 +134,7 @@ public final class IdempotencyAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	EndpointPolicies idempotencyEndpointPolicies(IdempotencyProperties properties,
+	NamedPolicies idempotencyPolicies(IdempotencyProperties properties,
 			ObjectProvider<RequestFingerprinter> fingerprinter) {
 		PolicyMapper mapper = new PolicyMapper(properties);
 		mapper.validateGlobalSettings();
@@ -160,7 +160,7 @@ public final class IdempotencyAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(IdempotentEndpointResolver.class)
 		HandlerMappingEndpointResolver idempotentEndpointResolver(IdempotencyProperties properties,
-				EndpointPolicies policies) {
+				NamedPolicies policies) {
 			return new HandlerMappingEndpointResolver(policies, new PolicyMapper(properties).endpointRules(policies));
 		}
 
@@ -184,7 +184,7 @@ public final class IdempotencyAutoConfiguration {
 			@Bean
 			@ConditionalOnMissingBean
 			IdempotencyFilter idempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
-					EndpointPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
+					NamedPolicies policies, IdempotencyScopeResolver scopeResolver, IdempotencyProperties properties,
 					ObjectProvider<ObservationRegistry> observationRegistry,
 					ObjectProvider<IdempotencyObservationConvention> observationConvention,
 					ObjectProvider<IdempotencyStore> stores, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
@@ -232,7 +232,7 @@ public final class IdempotencyAutoConfiguration {
 			@ConditionalOnBooleanProperty(name = "idempotency.filter.check-handler", matchIfMissing = true)
 			WebMvcConfigurer idempotencyEndpointResolutionCheck(IdempotentEndpointResolver endpointResolver,
 					IdempotencyProperties properties, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
-					ObjectProvider<EndpointPolicies> policies) {
+					ObjectProvider<NamedPolicies> policies) {
 				return new EndpointResolutionCheckConfigurer(endpointResolver, properties,
 						problemRenderer.getIfUnique(), policies.getIfUnique());
 			}

@@ -19,9 +19,9 @@ package dev.idempotency.spring.autoconfigure;
 import java.lang.reflect.Method;
 import java.util.Set;
 
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.kafka.IdempotentListenerRetries;
 import dev.idempotency.spring.method.IdempotentMethodAdvisor;
-import dev.idempotency.spring.web.Idempotent;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.jspecify.annotations.Nullable;
 

@@ -20,12 +20,12 @@ import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.method.CurrentRequestScope;
 import dev.idempotency.spring.method.IdempotencyTemplate;
 import dev.idempotency.spring.method.IdempotentMethodAdvisor;
 import dev.idempotency.spring.method.IdempotentMethodInterceptor;
 import dev.idempotency.spring.method.IdempotentResultCodec;
-import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -69,7 +69,7 @@ import org.springframework.util.function.SingletonSupplier;
  */
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
 @ConditionalOnClass({ JsonMapper.class, IdempotentMethodAdvisor.class })
-@ConditionalOnBean({ IdempotencyEngine.class, EndpointPolicies.class })
+@ConditionalOnBean({ IdempotencyEngine.class, NamedPolicies.class })
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
 @Import(IdempotencyMethodAutoConfiguration.AutoProxyRegistrar.class)
 public final class IdempotencyMethodAutoConfiguration {
@@ -81,7 +81,7 @@ public final class IdempotencyMethodAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyTemplate idempotencyTemplate(IdempotencyEngine engine, EndpointPolicies policies,
+	IdempotencyTemplate idempotencyTemplate(IdempotencyEngine engine, NamedPolicies policies,
 			ObjectProvider<JsonMapper> jsonMapper, IdempotencyProperties properties, ListableBeanFactory beanFactory,
 			ObjectProvider<IdempotentResultCodec> resultCodecs) {
 		IdempotencyTemplate template = new IdempotencyTemplate(engine, policies,

@@ -19,7 +19,7 @@ package dev.idempotency.spring.autoconfigure;
 import java.util.List;
 import java.util.Map;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

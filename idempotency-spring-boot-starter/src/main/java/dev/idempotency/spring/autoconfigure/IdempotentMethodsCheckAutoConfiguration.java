@@ -20,8 +20,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.method.IdempotentMethodAdvisor;
-import dev.idempotency.spring.web.Idempotent;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;

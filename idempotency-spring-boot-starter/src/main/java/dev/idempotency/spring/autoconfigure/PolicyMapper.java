@@ -28,14 +28,14 @@ import java.util.function.Function;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Fingerprint;
 import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Key;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Endpoint;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.JsonMode;
-import dev.idempotency.spring.web.EndpointPolicies;
-import dev.idempotency.spring.web.EndpointPolicy;
 import dev.idempotency.spring.web.EndpointRule;
-import dev.idempotency.spring.web.IdempotencyKeySource;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -43,7 +43,7 @@ import org.springframework.util.StringUtils;
 import org.springframework.util.unit.DataSize;
 
 /**
- * Maps {@link IdempotencyProperties} onto {@link EndpointPolicies} and
+ * Maps {@link IdempotencyProperties} onto {@link NamedPolicies} and
  * {@link EndpointRule}s, rejecting invalid or contradictory settings with an
  * {@link InvalidConfigurationPropertyValueException} that names the property.
  *
@@ -90,8 +90,8 @@ final class PolicyMapper {
 	 * @param fingerprinters creates the fingerprinter of a policy
 	 * @return the policies
 	 */
-	EndpointPolicies policies(Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
-		List<EndpointPolicy> policies = new ArrayList<>();
+	NamedPolicies policies(Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
+		List<NamedPolicy> policies = new ArrayList<>();
 		Map<String, IdempotencyPolicyProperties> named = this.properties.getPolicies();
 		if (!named.containsKey(IdempotencyPolicy.DEFAULT_NAME)) {
 			policies.add(policy(IdempotencyPolicy.DEFAULT_NAME, new IdempotencyPolicyProperties(), fingerprinters));
@@ -102,7 +102,7 @@ final class PolicyMapper {
 			}
 			policies.add(policy(name, policy, fingerprinters));
 		});
-		return new EndpointPolicies(policies);
+		return new NamedPolicies(policies);
 	}
 
 	/**
@@ -111,7 +111,7 @@ final class PolicyMapper {
 	 * @param policies the policies built by {@link #policies(Function)}
 	 * @return the types by policy name, with an entry for every policy
 	 */
-	Map<String, List<Class<? extends Throwable>>> deterministicExceptions(EndpointPolicies policies) {
+	Map<String, List<Class<? extends Throwable>>> deterministicExceptions(NamedPolicies policies) {
 		Map<String, List<Class<? extends Throwable>>> byPolicy = new LinkedHashMap<>();
 		for (String name : policies.names()) {
 			IdempotencyPolicyProperties own = this.properties.getPolicies().get(name);
@@ -134,7 +134,7 @@ final class PolicyMapper {
 				(own != null) ? own.getDeterministicExceptions() : null);
 	}
 
-	private EndpointPolicy policy(String name, IdempotencyPolicyProperties policy,
+	private NamedPolicy policy(String name, IdempotencyPolicyProperties policy,
 			Function<FingerprintSettings, RequestFingerprinter> fingerprinters) {
 		IdempotencyPolicyProperties settings = policy.orElse(this.properties);
 		// an invalid setting is reported under the name it was set with: the policy's
@@ -156,22 +156,19 @@ final class PolicyMapper {
 		checkNotNegative(name(prefix, "in-progress-retry-after", policy.getInProgressRetryAfter()),
 				settings.getInProgressRetryAfter());
 		int maxRequestBody = bodySize(name(prefix, "max-request-body", policy.getMaxRequestBody()),
-				settings.getMaxRequestBody(), EndpointPolicy.MAX_BODY_SIZE);
+				settings.getMaxRequestBody(), NamedPolicy.MAX_BODY_SIZE);
 		// a larger stored body could never be read back
 		int maxResponseBody = bodySize(name(prefix, "max-response-body", policy.getMaxResponseBody()),
 				settings.getMaxResponseBody(), StoredResponseCodec.MAX_BODY_SIZE);
 		Duration minTtl = settings.getMinTtl();
 		Duration maxTtl = settings.getMaxTtl();
-		if (minTtl.isNegative() || minTtl.isZero()) {
-			throw invalid(name(prefix, "min-ttl", policy.getMinTtl()), minTtl, "must be positive");
+		String problem = NamedPolicy.minTtlProblem(minTtl, maxTtl);
+		if (problem != null) {
+			throw invalid(name(prefix, "min-ttl", policy.getMinTtl()), minTtl, problem + " (policy '" + name + "')");
 		}
-		if (minTtl.compareTo(maxTtl) > 0) {
-			throw invalid(name(prefix, "min-ttl", policy.getMinTtl()), minTtl,
-					"must not be longer than max-ttl (" + maxTtl + ") of policy '" + name + "'");
-		}
-		if (maxTtl.compareTo(lockTimeout) < 0) {
-			throw invalid(name(prefix, "max-ttl", policy.getMaxTtl()), maxTtl,
-					"must not be shorter than the lock timeout (" + lockTimeout + ") of policy '" + name + "'");
+		problem = NamedPolicy.maxTtlProblem(maxTtl, lockTimeout);
+		if (problem != null) {
+			throw invalid(name(prefix, "max-ttl", policy.getMaxTtl()), maxTtl, problem + " (policy '" + name + "')");
 		}
 		Fingerprint fingerprint = settings.getFingerprint();
 		for (String header : fingerprint.getHeaders()) {
@@ -181,7 +178,7 @@ final class PolicyMapper {
 		String pointersName = name(prefix, "fingerprint.excluded-json-pointers",
 				policy.getFingerprint().getExcludedJsonPointers());
 		for (String pointer : pointers) {
-			String problem = jsonPointerProblem(pointer);
+			problem = jsonPointerProblem(pointer);
 			if (problem != null) {
 				throw invalid(pointersName, pointer, problem);
 			}
@@ -203,8 +200,8 @@ final class PolicyMapper {
 		catch (IllegalArgumentException ex) {
 			throw invalid(pointersName, pointers, ex.getMessage());
 		}
-		return new EndpointPolicy(enginePolicy, fingerprinter, fingerprint.getHeaders(), maxRequestBody,
-				maxResponseBody, minTtl, maxTtl, keySource);
+		return new NamedPolicy(enginePolicy, fingerprinter, fingerprint.getHeaders(), maxRequestBody, maxResponseBody,
+				minTtl, maxTtl, keySource);
 	}
 
 	// a policy's own setting: the global one is refused above
@@ -237,7 +234,7 @@ final class PolicyMapper {
 	 * @param policies the policies the rules may name
 	 * @return the rules, in configuration order
 	 */
-	List<EndpointRule> endpointRules(EndpointPolicies policies) {
+	List<EndpointRule> endpointRules(NamedPolicies policies) {
 		List<EndpointRule> rules = new ArrayList<>();
 		List<Endpoint> endpoints = this.properties.getEndpoints();
 		for (int i = 0; i < endpoints.size(); i++) {

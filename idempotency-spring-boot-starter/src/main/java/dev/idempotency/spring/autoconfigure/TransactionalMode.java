@@ -21,9 +21,9 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.transaction.TransactionalStore;
-import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 
@@ -65,7 +65,7 @@ final class TransactionalMode {
 	 * @param beanFactory the bean factory that holds the transaction managers
 	 * @throws IllegalStateException if the store or the transaction manager does not fit
 	 */
-	static void configure(IdempotencyFilter filter, EndpointPolicies policies, IdempotencyStore store,
+	static void configure(IdempotencyFilter filter, NamedPolicies policies, IdempotencyStore store,
 			ListableBeanFactory beanFactory) {
 		String subject = "Transactional idempotency policies " + policies.transactionalNames();
 		if (!(store instanceof TransactionalStore transactional)) {

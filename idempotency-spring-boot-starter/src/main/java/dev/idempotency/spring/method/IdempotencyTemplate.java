@@ -21,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -32,13 +31,12 @@ import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
-import dev.idempotency.core.engine.StatusSet;
 import dev.idempotency.core.fingerprint.FingerprintInput;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
 import dev.idempotency.spring.method.StoredResults.NotStorableException;
 import dev.idempotency.spring.transaction.TransactionalClaims;
-import dev.idempotency.spring.web.EndpointPolicies;
-import dev.idempotency.spring.web.EndpointPolicy;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -53,7 +51,7 @@ import org.springframework.util.ClassUtils;
  * Runs an operation at most once per key, for code without annotations: the first call
  * under a key runs the operation and stores its result; a later call under the same key
  * with the same request gets an equal result (read back with Jackson as the declared
- * type) without running it. It is what {@link dev.idempotency.spring.web.Idempotent
+ * type) without running it. It is what {@link dev.idempotency.spring.Idempotent
  * &#64;Idempotent} with a {@code key} does for a method, and uses the same engine, store
  * and policies as the HTTP filter.
  *
@@ -127,7 +125,7 @@ public final class IdempotencyTemplate {
 	 * @param policies the policies, never {@code null}
 	 * @param jsonMapper writes and reads the requests and results, never {@code null}
 	 */
-	public IdempotencyTemplate(IdempotencyEngine engine, EndpointPolicies policies, JsonMapper jsonMapper) {
+	public IdempotencyTemplate(IdempotencyEngine engine, NamedPolicies policies, JsonMapper jsonMapper) {
 		this(new Settings(Objects.requireNonNull(engine, "'engine' must not be null"),
 				Objects.requireNonNull(policies, "'policies' must not be null"),
 				new StoredResults(Objects.requireNonNull(jsonMapper, "'jsonMapper' must not be null")), jsonMapper),
@@ -311,28 +309,13 @@ public final class IdempotencyTemplate {
 	 */
 	@Nullable Object call(String policyName, String operation, @Nullable String scope, @Nullable String clientKey,
 			@Nullable Object request, Type resultType, Action action) throws Throwable {
-		Policy policy = this.settings.policy(policyName);
+		NamedPolicy policy = this.settings.policy(policyName);
 		IdempotencyKey key = key(operation, scope, clientKey);
-		JavaType type = this.settings.jsonMapper.constructType(resultType);
-		RequestFingerprint fingerprint = fingerprint(policy.endpoint, key, operation, request);
-		Decision decision = this.settings.engine.begin(key, fingerprint, policy.engine());
-		if (decision instanceof Decision.Execute execute) {
-			return run(execute.execution(), policy, resultType, type, action);
-		}
-		if (decision instanceof Decision.Replay replay) {
-			return this.settings.results.read(key, replay.response(), resultType, type, policy.deterministic);
-		}
-		if (decision instanceof Decision.InProgress inProgress) {
-			throw new IdempotentCallInProgressException(key, inProgress.retryAfter());
-		}
-		if (decision instanceof Decision.Mismatch) {
-			throw new IdempotencyKeyReusedException(key);
-		}
-		if (decision instanceof Decision.Unavailable unavailable) {
-			throw new IdempotencyStoreUnavailableException(key, unavailable.retryAfter(), unavailable.cause());
-		}
-		// fail-open: the engine has logged it; run without protection
-		return action.run();
+		Call call = new Call(key, policy.maxResponseBody(), this.settings.deterministic(policyName), resultType,
+				action);
+		RequestFingerprint fingerprint = fingerprint(policy, key, operation, request);
+		boolean joined = TRANSACTIONS_PRESENT && TransactionalClaims.isActive();
+		return this.settings.engine.begin(key, fingerprint, policy.call(joined)).handle(call);
 	}
 
 	private IdempotencyKey key(String operation, @Nullable String scope, @Nullable String clientKey) {
@@ -347,7 +330,7 @@ public final class IdempotencyTemplate {
 		return new IdempotencyKey(IdempotencyScopes.storable(IdempotencyScopes.operation(operation, inner)), clientKey);
 	}
 
-	private RequestFingerprint fingerprint(EndpointPolicy policy, IdempotencyKey key, String operation,
+	private RequestFingerprint fingerprint(NamedPolicy policy, IdempotencyKey key, String operation,
 			@Nullable Object request) {
 		byte[] body;
 		String contentType;
@@ -415,35 +398,6 @@ public final class IdempotencyTemplate {
 		}
 	}
 
-	private @Nullable Object run(Execution execution, Policy policy, Type declared, JavaType type, Action action)
-			throws Throwable {
-		Object result;
-		try {
-			result = action.run();
-		}
-		catch (Throwable ex) {
-			if (policy.deterministic.stores(ex)) {
-				end(execution, this.settings.results.exception(ex));
-			}
-			else {
-				end(execution, null);
-			}
-			throw ex;
-		}
-		StoredResponse stored;
-		try {
-			stored = this.settings.results.result(result, declared, type, policy.endpoint.maxResponseBody());
-		}
-		catch (NotStorableException ex) {
-			logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
-					+ "): the key is released, and a retry runs the call again", ex.getCause());
-			end(execution, null);
-			return result;
-		}
-		end(execution, stored);
-		return result;
-	}
-
 	// store the outcome (or release the key, for null) now, or when the caller's
 	// transaction ends: work that is rolled back must not be replayed
 	private static void end(Execution execution, @Nullable StoredResponse outcome) {
@@ -456,6 +410,89 @@ public final class IdempotencyTemplate {
 		else {
 			execution.release();
 		}
+	}
+
+	/**
+	 * One call under its key, and what it does with the engine's decision: runs, reads
+	 * the stored result back, or throws.
+	 */
+	private final class Call implements Decision.Handler<@Nullable Object, Throwable> {
+
+		private final IdempotencyKey key;
+
+		private final int maxResultSize;
+
+		private final DeterministicExceptions deterministic;
+
+		private final Type declared;
+
+		private final JavaType type;
+
+		private final Action action;
+
+		Call(IdempotencyKey key, int maxResultSize, DeterministicExceptions deterministic, Type declared,
+				Action action) {
+			this.key = key;
+			this.maxResultSize = maxResultSize;
+			this.deterministic = deterministic;
+			this.declared = declared;
+			this.type = IdempotencyTemplate.this.settings.jsonMapper.constructType(declared);
+			this.action = action;
+		}
+
+		@Override
+		public @Nullable Object execute(Decision.Execute decision) throws Throwable {
+			Execution execution = decision.execution();
+			StoredResults results = IdempotencyTemplate.this.settings.results;
+			Object result;
+			try {
+				result = this.action.run();
+			}
+			catch (Throwable ex) {
+				end(execution, this.deterministic.stores(ex) ? results.exception(ex) : null);
+				throw ex;
+			}
+			StoredResponse stored;
+			try {
+				stored = results.result(result, this.declared, this.type, this.maxResultSize);
+			}
+			catch (NotStorableException ex) {
+				logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
+						+ "): the key is released, and a retry runs the call again", ex.getCause());
+				end(execution, null);
+				return result;
+			}
+			end(execution, stored);
+			return result;
+		}
+
+		@Override
+		public @Nullable Object replay(Decision.Replay decision) throws Throwable {
+			return IdempotencyTemplate.this.settings.results.read(this.key, decision.response(), this.declared,
+					this.type, this.deterministic);
+		}
+
+		@Override
+		public @Nullable Object inProgress(Decision.InProgress decision) {
+			throw new IdempotentCallInProgressException(this.key, decision.retryAfter());
+		}
+
+		@Override
+		public @Nullable Object mismatch(Decision.Mismatch decision) {
+			throw new IdempotencyKeyReusedException(this.key);
+		}
+
+		@Override
+		public @Nullable Object unavailable(Decision.Unavailable decision) {
+			throw new IdempotencyStoreUnavailableException(this.key, decision.retryAfter(), decision.cause());
+		}
+
+		@Override
+		public @Nullable Object unprotected(Decision.Unprotected decision) throws Throwable {
+			// fail-open: the engine has logged it; run without protection
+			return this.action.run();
+		}
+
 	}
 
 	/**
@@ -475,7 +512,7 @@ public final class IdempotencyTemplate {
 
 		private final IdempotencyEngine engine;
 
-		private final EndpointPolicies policies;
+		private final NamedPolicies policies;
 
 		private volatile StoredResults results;
 
@@ -483,79 +520,35 @@ public final class IdempotencyTemplate {
 
 		private volatile Map<String, DeterministicExceptions> deterministic = Map.of();
 
-		private final Map<String, Policy> resolved = new ConcurrentHashMap<>();
-
 		private volatile Supplier<String> defaultScope = () -> IdempotencyKey.GLOBAL_SCOPE;
 
-		Settings(IdempotencyEngine engine, EndpointPolicies policies, StoredResults results, JsonMapper jsonMapper) {
+		Settings(IdempotencyEngine engine, NamedPolicies policies, StoredResults results, JsonMapper jsonMapper) {
 			this.engine = engine;
 			this.policies = policies;
 			this.results = results;
 			this.jsonMapper = jsonMapper;
 		}
 
-		Policy policy(String name) {
-			Policy policy = this.resolved.get(name);
+		NamedPolicy policy(String name) {
+			NamedPolicy policy = this.policies.get(name);
 			if (policy == null) {
-				policy = resolve(name);
-				this.resolved.put(name, policy);
-			}
-			return policy;
-		}
-
-		void setDeterministic(Map<String, DeterministicExceptions> deterministic) {
-			this.deterministic = deterministic;
-			this.resolved.clear();
-		}
-
-		private Policy resolve(String name) {
-			EndpointPolicy endpoint = this.policies.get(name);
-			if (endpoint == null) {
 				throw new IllegalArgumentException("Idempotency policy '" + name + "' is not configured: add it under "
 						+ "'idempotency.policies." + name + "' (configured policies: " + this.policies.names() + ")");
 			}
-			if (endpoint.transactional()) {
+			if (policy.transactional()) {
 				throw new IllegalArgumentException("Idempotency policy '" + name + "' is transactional, which only "
 						+ "HTTP endpoints support: use a policy that is not transactional (the outcome of a call made "
 						+ "in a transaction is stored when that transaction commits)");
 			}
-			return new Policy(endpoint, this.deterministic.getOrDefault(name, DeterministicExceptions.NONE));
+			return policy;
 		}
 
-	}
+		DeterministicExceptions deterministic(String name) {
+			return this.deterministic.getOrDefault(name, DeterministicExceptions.NONE);
+		}
 
-	/**
-	 * A policy as calls use it.
-	 */
-	private static final class Policy {
-
-		private final EndpointPolicy endpoint;
-
-		// an outcome has no HTTP status: every one is stored
-		private final IdempotencyPolicy engine;
-
-		// the same, for a call whose claim joins the transaction of a transactional
-		// request: the transaction holds the claim, which needs no lease renewed
-		private final IdempotencyPolicy joined;
-
-		private final DeterministicExceptions deterministic;
-
-		Policy(EndpointPolicy endpoint, DeterministicExceptions deterministic) {
-			this.endpoint = endpoint;
-			IdempotencyPolicy policy = endpoint.policy();
-			this.engine = engine(policy, false);
-			this.joined = engine(policy, true);
+		void setDeterministic(Map<String, DeterministicExceptions> deterministic) {
 			this.deterministic = deterministic;
-		}
-
-		IdempotencyPolicy engine() {
-			return (TRANSACTIONS_PRESENT && TransactionalClaims.isActive()) ? this.joined : this.engine;
-		}
-
-		private static IdempotencyPolicy engine(IdempotencyPolicy policy, boolean transactional) {
-			return new IdempotencyPolicy(policy.name(), policy.ttl(), policy.lockTimeout(), policy.inFlightWait(),
-					policy.onStoreFailure(), StatusSet.of(), policy.unavailableRetryAfter(),
-					policy.inProgressRetryAfter(), transactional, policy.maxExecutionTime());
 		}
 
 	}

@@ -20,7 +20,7 @@ import java.lang.reflect.Method;
 import java.util.Objects;
 import java.util.function.Consumer;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 import org.aopalliance.aop.Advice;
 
 import org.springframework.aop.Pointcut;

@@ -27,7 +27,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyScopes;
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;

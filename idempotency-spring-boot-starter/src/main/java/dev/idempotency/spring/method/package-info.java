@@ -15,8 +15,8 @@
  */
 
 /**
- * Idempotent method calls: {@link dev.idempotency.spring.web.Idempotent @Idempotent} with
- * a {@code key} on a method of any Spring bean, and the {@link IdempotencyTemplate} for
+ * Idempotent method calls: {@link dev.idempotency.spring.Idempotent @Idempotent} with a
+ * {@code key} on a method of any Spring bean, and the {@link IdempotencyTemplate} for
  * code without annotations. The first call under a key runs and its result is stored; a
  * later call under that key gets an equal result without running.
  */

@@ -16,9 +16,9 @@
 
 package dev.idempotency.spring.openapi;
 
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties;
-import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import org.springdoc.core.customizers.OperationCustomizer;
 
@@ -42,13 +42,13 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
 @ConditionalOnClass(OperationCustomizer.class)
 @ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
-@ConditionalOnBean({ HandlerMappingEndpointResolver.class, EndpointPolicies.class })
+@ConditionalOnBean({ HandlerMappingEndpointResolver.class, NamedPolicies.class })
 public final class IdempotencyOpenApiAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyOperationCustomizer idempotencyOperationCustomizer(HandlerMappingEndpointResolver resolver,
-			EndpointPolicies policies, IdempotencyProperties properties) {
+			NamedPolicies policies, IdempotencyProperties properties) {
 		return new IdempotencyOperationCustomizer(resolver, policies, properties.getKeyHeader(),
 				properties.getProblemTypeBase(), properties.isExpiresHeader());
 	}

@@ -28,14 +28,14 @@ import java.util.Set;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.engine.StoreFailureMode;
-import dev.idempotency.spring.web.EndpointPolicies;
-import dev.idempotency.spring.web.EndpointPolicy;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.web.EndpointRule;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.IdempotencyKeySource;
 import dev.idempotency.spring.web.IdempotencyProblem;
-import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.spring.web.IdempotentEndpoint;
 import io.swagger.v3.oas.models.Components;
 import io.swagger.v3.oas.models.OpenAPI;
@@ -111,7 +111,7 @@ public final class IdempotencyOperationCustomizer
 
 	private final HandlerMappingEndpointResolver resolver;
 
-	private final EndpointPolicies policies;
+	private final NamedPolicies policies;
 
 	private final List<RulePattern> rules;
 
@@ -133,14 +133,14 @@ public final class IdempotencyOperationCustomizer
 	 * @param expiresHeader whether responses carry the
 	 * {@value IdempotencyFilter#EXPIRES_HEADER} header
 	 */
-	public IdempotencyOperationCustomizer(HandlerMappingEndpointResolver resolver, EndpointPolicies policies,
+	public IdempotencyOperationCustomizer(HandlerMappingEndpointResolver resolver, NamedPolicies policies,
 			String keyHeader, String problemTypeBase, boolean expiresHeader) {
 		this.resolver = Objects.requireNonNull(resolver, "'resolver' must not be null");
 		this.policies = Objects.requireNonNull(policies, "'policies' must not be null");
 		this.keyHeader = Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
 		Set<String> keyHeaders = new HashSet<>();
 		keyHeaders.add(keyHeader.toLowerCase(Locale.ROOT));
-		for (EndpointPolicy policy : policies.all()) {
+		for (NamedPolicy policy : policies.all()) {
 			String header = policy.keySource().header();
 			if (header != null) {
 				keyHeaders.add(header.toLowerCase(Locale.ROOT));
@@ -241,7 +241,7 @@ public final class IdempotencyOperationCustomizer
 	}
 
 	private void document(Operation operation, IdempotentEndpoint endpoint) {
-		EndpointPolicy policy = this.policies.get(endpoint.policy());
+		NamedPolicy policy = this.policies.get(endpoint.policy());
 		IdempotencyKeySource source = (policy != null) ? policy.keySource() : IdempotencyKeySource.keyHeader();
 		if (source.isBody()) {
 			// OpenAPI has no place for a parameter inside the body: an extension names it
@@ -289,7 +289,7 @@ public final class IdempotencyOperationCustomizer
 							+ " processed, and a retry with the same key runs it again.",
 					List.of(IdempotencyProblem.TRANSACTION_ROLLED_BACK), false);
 		}
-		if (policy == null || policy.policy().onStoreFailure() == StoreFailureMode.FAIL_CLOSED) {
+		if (policy == null || policy.engine().onStoreFailure() == StoreFailureMode.FAIL_CLOSED) {
 			addProblem(responses, "503",
 					"The idempotency store is unavailable, so the request was not processed; retry after the "
 							+ "'Retry-After' seconds.",

@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.time.Duration;
 
 import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.spring.NamedPolicy;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -56,12 +57,12 @@ final class ClientTtlHeader {
 	 * @param policy the endpoint's policy
 	 * @return the policy to begin the request with
 	 */
-	IdempotencyPolicy policy(HttpServletRequest request, EndpointPolicy policy) {
+	IdempotencyPolicy policy(HttpServletRequest request, NamedPolicy policy) {
 		if (this.name == null) {
-			return policy.policy();
+			return policy.engine();
 		}
 		long seconds = seconds(request.getHeader(this.name));
-		return (seconds >= 0) ? policy.withClientTtl(Duration.ofSeconds(seconds)) : policy.policy();
+		return (seconds >= 0) ? policy.withClientTtl(Duration.ofSeconds(seconds)) : policy.engine();
 	}
 
 	/**

@@ -22,6 +22,10 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -83,7 +87,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 
 	private String keyHeader = IdempotencyFilter.DEFAULT_KEY_HEADER;
 
-	private @Nullable EndpointPolicies policies;
+	private @Nullable NamedPolicies policies;
 
 	private String problemTypeBase = IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE;
 
@@ -116,7 +120,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	 * source. Without them, every policy is taken to read the key header.
 	 * @param policies the policies, or {@code null}
 	 */
-	public void setPolicies(@Nullable EndpointPolicies policies) {
+	public void setPolicies(@Nullable NamedPolicies policies) {
 		this.policies = policies;
 	}
 
@@ -202,7 +206,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 	// whether the filter lets a request to an endpoint with an optional key through
 	// unprotected: its key header was not sent (a key in the body is always required)
 	private boolean keyNotSent(IdempotentEndpoint endpoint, HttpServletRequest request) {
-		EndpointPolicy policy = (this.policies != null) ? this.policies.get(endpoint.policy()) : null;
+		NamedPolicy policy = (this.policies != null) ? this.policies.get(endpoint.policy()) : null;
 		IdempotencyKeySource source = (policy != null) ? policy.keySource() : IdempotencyKeySource.keyHeader();
 		if (source.isBody()) {
 			return false;

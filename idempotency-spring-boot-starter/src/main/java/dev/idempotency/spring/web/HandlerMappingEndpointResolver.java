@@ -32,6 +32,9 @@ import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 
+import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import jakarta.servlet.http.HttpServletRequest;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -108,7 +111,7 @@ public final class HandlerMappingEndpointResolver
 
 	private static final int MAX_RETURN_TYPE_DEPTH = 4;
 
-	private final EndpointPolicies policies;
+	private final NamedPolicies policies;
 
 	private final List<EndpointRule> rules;
 
@@ -123,7 +126,7 @@ public final class HandlerMappingEndpointResolver
 	 * {@code null}
 	 * @throws IllegalArgumentException if a rule names an unknown policy
 	 */
-	public HandlerMappingEndpointResolver(EndpointPolicies policies, List<EndpointRule> rules) {
+	public HandlerMappingEndpointResolver(NamedPolicies policies, List<EndpointRule> rules) {
 		this.policies = Objects.requireNonNull(policies, "'policies' must not be null");
 		this.rules = List.copyOf(Objects.requireNonNull(rules, "'rules' must not be null"));
 		for (EndpointRule rule : this.rules) {
@@ -284,7 +287,7 @@ public final class HandlerMappingEndpointResolver
 					+ returnType + "): a streamed response cannot be stored and replayed; return a complete "
 					+ "response body or remove @Idempotent");
 		}
-		EndpointPolicy policy = this.policies.get(idempotent.policy());
+		NamedPolicy policy = this.policies.get(idempotent.policy());
 		if (policy != null && policy.transactional() && isAsynchronous(returnType)) {
 			throw new IllegalStateException("@Idempotent handler " + handlerMethod + " of the transactional policy '"
 					+ idempotent.policy() + "' is asynchronous (" + returnType + "): its work would run outside"

@@ -25,6 +25,9 @@ import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyScopes;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
@@ -141,13 +144,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * @param policies the named policies, never {@code null}
 	 */
 	public IdempotencyFilter(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
-			EndpointPolicies policies) {
+			NamedPolicies policies) {
 		this.requests = new IdempotentRequests(engine, endpointResolver, policies);
 	}
 
 	/**
 	 * Set the name of the header that carries the key, for every policy whose
-	 * {@link EndpointPolicy#keySource() key source} is
+	 * {@link NamedPolicy#keySource() key source} is
 	 * {@link IdempotencyKeySource#keyHeader()}. Defaults to {@value #DEFAULT_KEY_HEADER}.
 	 * @param keyHeader the header name, never {@code null}
 	 */

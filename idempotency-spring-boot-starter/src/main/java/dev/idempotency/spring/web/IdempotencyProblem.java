@@ -16,6 +16,8 @@
 
 package dev.idempotency.spring.web;
 
+import dev.idempotency.spring.Idempotent;
+
 /**
  * The RFC 9457 problems the {@link IdempotencyFilter} (and its
  * {@link EndpointResolutionInterceptor}) answers with. Each has a stable {@link #slug()

@@ -27,107 +27,70 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import org.springframework.core.annotation.AliasFor;
 
 /**
- * Marks a Spring MVC handler method, or every handler method of a controller, as
- * idempotent: requests that carry an {@code Idempotency-Key} header run the handler once,
- * and every retry with the same key gets the stored response of the first request. A
- * policy may take the key from another header or from the JSON body instead
- * ({@link IdempotencyKeySource}), as a webhook receiver does.
- * <p>
- * <b>Any bean method.</b> With a {@link #key()}, the annotation makes a method of any
- * Spring bean idempotent instead, through an AOP proxy: the key is a SpEL expression over
- * the arguments, the first call under a key runs and its result is stored, and a later
- * call with the same key and arguments gets an equal result without running (see
- * {@link dev.idempotency.spring.method.IdempotencyTemplate} for what else it may meet).
- * The HTTP filter ignores a handler whose annotation has a key.
- *
- * <pre class="code">
- * &#64;Idempotent(policy = "payments", key = "#command.requestId")
- * public Receipt charge(ChargeCommand command) { ... }
- * </pre>
- * <p>
- * An annotation on a method takes precedence over one on its class. The policy named by
- * {@link #value()} must be configured under {@code idempotency.policies.<name>} (the
- * {@value IdempotencyPolicy#DEFAULT_NAME} policy always exists and uses the global
- * {@code idempotency.*} settings); an unknown name fails application start-up. A handler
- * that streams its response ({@code SseEmitter}, {@code ResponseBodyEmitter},
- * {@code StreamingResponseBody}) cannot be replayed and fails start-up too.
- *
- * <pre class="code">
- * &#64;PostMapping("/payments")
- * &#64;Idempotent("payments")
- * PaymentReceipt pay(&#64;RequestBody PaymentRequest request) { ... }
- * </pre>
+ * The former place of {@link dev.idempotency.spring.Idempotent @Idempotent}, kept so that
+ * code written against it still works: it is meta-annotated with the new annotation, and
+ * each of its attributes is an alias of the new one's, so every lookup of the new
+ * annotation finds it.
  *
  * @author Idempotency contributors
  * @since 0.1.0
- * @see IdempotencyFilter
+ * @deprecated since 0.1.0 for {@link dev.idempotency.spring.Idempotent}, which every
+ * entry point (HTTP endpoints, bean methods, Kafka listeners) shares: change the import
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Deprecated(since = "0.1.0")
+@dev.idempotency.spring.Idempotent
 public @interface Idempotent {
 
 	/**
 	 * Alias for {@link #policy()}.
 	 * @return the name of the policy
 	 */
-	@AliasFor("policy")
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class, attribute = "policy")
 	String value() default IdempotencyPolicy.DEFAULT_NAME;
 
 	/**
-	 * Name of the policy (under {@code idempotency.policies}) that sets the TTL, lock
-	 * timeout, limits and fingerprint options of the endpoint.
+	 * See {@link dev.idempotency.spring.Idempotent#policy()}.
 	 * @return the name of the policy
 	 */
-	@AliasFor("value")
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class, attribute = "policy")
 	String policy() default IdempotencyPolicy.DEFAULT_NAME;
 
 	/**
-	 * SpEL expression over the method's arguments that gives the key of a call, for
-	 * example {@code #command.requestId} (arguments by name when the code is compiled
-	 * with {@code -parameters}, else {@code #p0}, {@code #p1}...). Its value, turned into
-	 * a string, must be 1 to 255 characters of visible ASCII. Only on a method; when set,
-	 * the method is made idempotent by the method interceptor, not by the HTTP filter.
+	 * See {@link dev.idempotency.spring.Idempotent#key()}.
 	 * @return the key expression, or empty for an HTTP endpoint
 	 */
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class)
 	String key() default "";
 
 	/**
-	 * SpEL expression over the arguments whose value's canonical JSON is the fingerprint
-	 * of a call, for example {@code #command} or {@code {#from, #to, #amount}}. Defaults
-	 * to every argument. Only with a {@link #key()}.
+	 * See {@link dev.idempotency.spring.Idempotent#fingerprint()}.
 	 * @return the fingerprint expression, or empty for every argument
 	 */
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class)
 	String fingerprint() default "";
 
 	/**
-	 * SpEL expression over the arguments that gives the scope of the key, for example
-	 * {@code #command.tenantId}; stored as {@code custom:<value>}, and the empty value is
-	 * the global scope. Defaults to the scope the HTTP filter gives the current request
-	 * (its principal, say) when the call runs in one, else the global scope. Only with a
-	 * {@link #key()}.
+	 * See {@link dev.idempotency.spring.Idempotent#scope()}.
 	 * @return the scope expression, or empty for the default
 	 */
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class)
 	String scope() default "";
 
 	/**
-	 * Name of the operation whose keys the method's are: two operations never share a
-	 * key. Defaults to the fully qualified name of the bean's class, the method's name
-	 * and its parameter types, each after a {@code -}
-	 * ({@code com.example.PaymentService.charge-com.example.ChargeCommand}), which no
-	 * other method shares; set it to keep the keys of records already stored when the
-	 * class, the method or its parameters change. Letters, digits, {@code .}, {@code _},
-	 * {@code -} or {@code $}. Only with a {@link #key()}.
+	 * See {@link dev.idempotency.spring.Idempotent#operation()}.
 	 * @return the operation's name, or empty for the default
 	 */
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class)
 	String operation() default "";
 
 	/**
-	 * Whether a request without an idempotency key is rejected with {@code 400}. When
-	 * {@code false}, such a request runs the handler without protection. A key that the
-	 * policy reads from the request body is always required.
+	 * See {@link dev.idempotency.spring.Idempotent#required()}.
 	 * @return whether the key is required
 	 */
+	@AliasFor(annotation = dev.idempotency.spring.Idempotent.class)
 	boolean required() default true;
 
 }

@@ -26,6 +26,8 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.transaction.RequestTransaction;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.observation.IdempotencyOutcome;
@@ -48,16 +50,16 @@ import org.jspecify.annotations.Nullable;
  * key's scope (and the rule for anonymous callers), the body within its limit, the
  * fingerprint;</li>
  * <li>ask the engine, in the request's own transaction on a transactional endpoint;</li>
- * <li>act on the engine's decision: run the handler ({@link PendingExecution}), replay
- * the stored response ({@link ReplayWriter}), or pass the request on unprotected
- * (fail-open);</li>
+ * <li>act on the engine's decision, as its {@link Decision.Handler}: run the handler
+ * ({@link PendingExecution}), replay the stored response ({@link ReplayWriter}), refuse,
+ * or pass the request on unprotected (fail-open);</li>
  * <li>or answer with the {@link Refusal} that one of the steps returned.</li>
  * </ol>
  * Not thread-safe: one per request, on the request's thread.
  *
  * @author Idempotency contributors
  */
-final class IdempotentExchange {
+final class IdempotentExchange implements Decision.Handler<@Nullable Refusal, Exception> {
 
 	/**
 	 * Name of the request attribute that holds the request's {@link IdempotencyKey} while
@@ -73,7 +75,7 @@ final class IdempotentExchange {
 
 	private final HttpServletResponse response;
 
-	private final EndpointPolicy policy;
+	private final NamedPolicy policy;
 
 	private final RequestObservation observation;
 
@@ -85,6 +87,12 @@ final class IdempotentExchange {
 	private String scope = IdempotencyKey.GLOBAL_SCOPE;
 
 	private @Nullable BufferedRequestWrapper body;
+
+	// the rest of the filter chain, once the exchange runs
+	private @Nullable FilterChain chain;
+
+	// the request's transaction, on a transactional endpoint once it began
+	private @Nullable RequestTransaction transaction;
 
 	/**
 	 * Open the exchange of a request and start its observation.
@@ -108,10 +116,11 @@ final class IdempotentExchange {
 	 * @throws IOException if the chain or writing the answer throws it
 	 */
 	void run(FilterChain chain) throws ServletException, IOException {
+		this.chain = chain;
 		try (Observation.Scope scope = this.observation.openScope()) {
 			Refusal refusal = admit();
 			if (refusal == null) {
-				refusal = this.policy.transactional() ? decideInTransaction(chain) : decide(chain);
+				refusal = this.policy.transactional() ? decideInTransaction() : decide();
 			}
 			if (refusal != null) {
 				refuse(refusal);
@@ -127,7 +136,7 @@ final class IdempotentExchange {
 		}
 	}
 
-	EndpointPolicy policy() {
+	NamedPolicy policy() {
 		return this.policy;
 	}
 
@@ -228,16 +237,15 @@ final class IdempotentExchange {
 		return this.requests.clientTtlHeader().policy(this.request, this.policy);
 	}
 
-	private @Nullable Refusal decide(FilterChain chain) throws ServletException, IOException {
+	private @Nullable Refusal decide() throws ServletException, IOException {
 		IdempotencyKey key = key();
-		Decision decision = this.requests.engine().begin(key, fingerprint(), requestPolicy());
-		return act(decision, chain, null);
+		return act(this.requests.engine().begin(key, fingerprint(), requestPolicy()));
 	}
 
 	// The transactional mode: the claim joins a transaction begun here, which the
 	// execution commits with the handler's work before its response is written, and which
 	// every other answer ends before it is written.
-	private @Nullable Refusal decideInTransaction(FilterChain chain) throws ServletException, IOException {
+	private @Nullable Refusal decideInTransaction() throws ServletException, IOException {
 		RequestTransactions transactions = this.requests.requestTransactions();
 		if (transactions == null) {
 			throw new IllegalStateException(
@@ -252,10 +260,11 @@ final class IdempotentExchange {
 		}
 		catch (IdempotencyStoreException ex) {
 			// no connection could be had, or the database is down: the store failed
-			return act(this.requests.engine().storeFailed(key, requestPolicy, ex), chain, null);
+			return act(this.requests.engine().storeFailed(key, requestPolicy, ex));
 		}
+		this.transaction = transaction;
 		try {
-			return act(this.requests.engine().begin(key, fingerprint, requestPolicy), chain, transaction);
+			return act(this.requests.engine().begin(key, fingerprint, requestPolicy));
 		}
 		finally {
 			// a no-op once the execution committed or gave the transaction up
@@ -265,35 +274,67 @@ final class IdempotentExchange {
 
 	// what the engine decided, done: null once the request is answered, or the refusal
 	// to answer with
-	private @Nullable Refusal act(Decision decision, FilterChain chain, @Nullable RequestTransaction transaction)
-			throws ServletException, IOException {
-		String key = Objects.requireNonNull(this.clientKey);
-		if (decision instanceof Decision.Execute execute) {
-			this.observation.executing(execute.execution());
-			new PendingExecution(execute.execution(), this, transaction).run(admitted(), chain);
-			return null;
-		}
-		if (transaction != null && !transaction.endBeforeAnswer(decision)) {
+	private @Nullable Refusal act(Decision decision) throws ServletException, IOException {
+		if (this.transaction != null && !(decision instanceof Decision.Execute)
+				&& !this.transaction.endBeforeAnswer(decision)) {
 			// what the store decided could not be committed
-			return Refusal.storeUnavailable(key, Refusal.wholeSeconds(this.policy.policy().unavailableRetryAfter()));
+			return Refusal.storeUnavailable(clientKey(),
+					Refusal.wholeSeconds(this.policy.engine().unavailableRetryAfter()));
 		}
-		if (decision instanceof Decision.Replay replay) {
-			this.observation.outcome(IdempotencyOutcome.REPLAYED);
-			return this.requests.replays().write(replay, key, this.response);
+		try {
+			return decision.handle(this);
 		}
-		if (decision instanceof Decision.InProgress inProgress) {
-			return Refusal.inProgress(key, inProgress.retryAfter());
+		catch (ServletException | IOException | RuntimeException ex) {
+			throw ex;
 		}
-		if (decision instanceof Decision.Mismatch) {
-			return Refusal.keyReused(key);
+		catch (Exception ex) {
+			// the methods below throw nothing else
+			throw new IllegalStateException(ex);
 		}
-		if (decision instanceof Decision.Unavailable unavailable) {
-			return Refusal.storeUnavailable(key, unavailable.retryAfter());
-		}
+	}
+
+	@Override
+	public @Nullable Refusal execute(Decision.Execute decision) throws ServletException, IOException {
+		this.observation.executing(decision.execution());
+		new PendingExecution(decision.execution(), this, this.transaction).run(admitted(), chain());
+		return null;
+	}
+
+	@Override
+	public @Nullable Refusal replay(Decision.Replay decision) throws IOException {
+		this.observation.outcome(IdempotencyOutcome.REPLAYED);
+		return this.requests.replays().write(decision, clientKey(), this.response);
+	}
+
+	@Override
+	public Refusal inProgress(Decision.InProgress decision) {
+		return Refusal.inProgress(clientKey(), decision.retryAfter());
+	}
+
+	@Override
+	public Refusal mismatch(Decision.Mismatch decision) {
+		return Refusal.keyReused(clientKey());
+	}
+
+	@Override
+	public Refusal unavailable(Decision.Unavailable decision) {
+		return Refusal.storeUnavailable(clientKey(), decision.retryAfter());
+	}
+
+	@Override
+	public @Nullable Refusal unprotected(Decision.Unprotected decision) throws ServletException, IOException {
 		// fail-open: the engine has logged it; run without protection
 		this.observation.outcome(IdempotencyOutcome.FAIL_OPEN);
-		chain.doFilter(admitted(), this.response);
+		chain().doFilter(admitted(), this.response);
 		return null;
+	}
+
+	private String clientKey() {
+		return Objects.requireNonNull(this.clientKey, "the request has no key");
+	}
+
+	private FilterChain chain() {
+		return Objects.requireNonNull(this.chain, "the exchange does not run");
 	}
 
 	private void refuse(Refusal refusal) throws IOException {
@@ -313,7 +354,7 @@ final class IdempotentExchange {
 	 * @param keyValues the values of the key header, or {@code null} for a key in the
 	 * body
 	 */
-	record Target(HttpServletRequest request, HttpServletResponse response, EndpointPolicy policy,
+	record Target(HttpServletRequest request, HttpServletResponse response, NamedPolicy policy,
 			@Nullable Enumeration<String> keyValues) {
 
 	}

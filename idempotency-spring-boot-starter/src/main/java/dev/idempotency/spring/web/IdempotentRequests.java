@@ -23,6 +23,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
@@ -68,7 +71,7 @@ final class IdempotentRequests {
 
 	private final IdempotentEndpointResolver endpointResolver;
 
-	private final EndpointPolicies policies;
+	private final NamedPolicies policies;
 
 	// the policies whose anonymous requests were warned about: one line each
 	private final Set<String> anonymousWarned = ConcurrentHashMap.newKeySet();
@@ -95,8 +98,7 @@ final class IdempotentRequests {
 
 	private @Nullable RequestTransactions requestTransactions;
 
-	IdempotentRequests(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver,
-			EndpointPolicies policies) {
+	IdempotentRequests(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver, NamedPolicies policies) {
 		this.engine = Objects.requireNonNull(engine, "'engine' must not be null");
 		this.endpointResolver = Objects.requireNonNull(endpointResolver, "'endpointResolver' must not be null");
 		this.policies = Objects.requireNonNull(policies, "'policies' must not be null");
@@ -121,7 +123,7 @@ final class IdempotentRequests {
 		if (endpoint == null) {
 			return null;
 		}
-		EndpointPolicy policy = this.policies.get(endpoint.policy());
+		NamedPolicy policy = this.policies.get(endpoint.policy());
 		if (policy == null) {
 			throw new IllegalStateException("Idempotency policy '" + endpoint.policy() + "' is not configured");
 		}

@@ -17,6 +17,7 @@
 package dev.idempotency.spring.web;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.IdempotencyKeySource;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;

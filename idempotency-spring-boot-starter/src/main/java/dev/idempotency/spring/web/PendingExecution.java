@@ -25,6 +25,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.transaction.RequestTransaction;
 import io.micrometer.observation.Observation;
 import jakarta.servlet.AsyncEvent;
@@ -75,7 +76,7 @@ final class PendingExecution {
 
 	private final Execution execution;
 
-	private final EndpointPolicy policy;
+	private final NamedPolicy policy;
 
 	private final RequestObservation observation;
 

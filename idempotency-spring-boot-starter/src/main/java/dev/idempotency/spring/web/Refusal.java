@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.time.Duration;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.web.observation.IdempotencyOutcome;
 import org.jspecify.annotations.Nullable;
 

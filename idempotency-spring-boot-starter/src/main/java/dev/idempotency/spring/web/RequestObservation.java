@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
@@ -54,7 +55,7 @@ class RequestObservation {
 	 * predicate of the registry switched the observation off
 	 */
 	static RequestObservation start(ObservationRegistry registry, @Nullable IdempotencyObservationConvention convention,
-			HttpServletRequest request, EndpointPolicy policy) {
+			HttpServletRequest request, NamedPolicy policy) {
 		if (registry.isNoop()) {
 			return NONE;
 		}

@@ -15,8 +15,8 @@
  */
 
 /**
- * Spring MVC integration: the {@link dev.idempotency.spring.web.Idempotent} annotation
- * and the servlet filter that applies the idempotency contract to annotated endpoints.
+ * Spring MVC integration: the servlet filter that applies the idempotency contract to the
+ * endpoints marked {@link dev.idempotency.spring.Idempotent @Idempotent}.
  */
 @NullMarked
 package dev.idempotency.spring.web;

@@ -31,15 +31,15 @@ import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
-import dev.idempotency.spring.web.EndpointPolicies;
-import dev.idempotency.spring.web.EndpointPolicy;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.IdempotencyKeySource;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
-import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.spring.web.IdempotentEndpoint;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
@@ -102,13 +102,13 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(registration.determineDispatcherTypes()).containsExactlyInAnyOrder(DispatcherType.REQUEST,
 					DispatcherType.ASYNC, DispatcherType.ERROR);
 			assertThat(context).hasSingleBean(ServletListenerRegistrationBean.class);
-			EndpointPolicy policy = context.getBean(EndpointPolicies.class).getDefault();
-			assertThat(policy.policy().ttl()).isEqualTo(Duration.ofHours(24));
-			assertThat(policy.policy().lockTimeout()).isEqualTo(Duration.ofSeconds(30));
-			assertThat(policy.policy().inFlightWait()).isZero();
-			assertThat(policy.policy().inProgressRetryAfter()).isEqualTo(Duration.ofSeconds(1));
-			assertThat(policy.policy().onStoreFailure()).isEqualTo(StoreFailureMode.FAIL_CLOSED);
-			assertThat(policy.policy().nonStorableStatuses()).isEqualTo(StatusSet.DEFAULT_NON_STORABLE);
+			NamedPolicy policy = context.getBean(NamedPolicies.class).getDefault();
+			assertThat(policy.engine().ttl()).isEqualTo(Duration.ofHours(24));
+			assertThat(policy.engine().lockTimeout()).isEqualTo(Duration.ofSeconds(30));
+			assertThat(policy.engine().inFlightWait()).isZero();
+			assertThat(policy.engine().inProgressRetryAfter()).isEqualTo(Duration.ofSeconds(1));
+			assertThat(policy.engine().onStoreFailure()).isEqualTo(StoreFailureMode.FAIL_CLOSED);
+			assertThat(policy.engine().nonStorableStatuses()).isEqualTo(StatusSet.DEFAULT_NON_STORABLE);
 			assertThat(policy.maxRequestBody()).isEqualTo(1024 * 1024);
 			assertThat(policy.maxResponseBody()).isEqualTo(1024 * 1024);
 			assertThat(policy.fingerprinter()).isInstanceOf(Sha256RequestFingerprinter.class);
@@ -131,21 +131,21 @@ class IdempotencyAutoConfigurationTests {
 					"idempotency.fingerprint.headers=X-Account", "idempotency.policies.events.key.json-pointer=/id",
 					"idempotency.policies.deliveries.key.header=webhook-id")
 			.run((context) -> {
-				EndpointPolicies policies = context.getBean(EndpointPolicies.class);
+				NamedPolicies policies = context.getBean(NamedPolicies.class);
 				assertThat(policies.names()).containsExactly("default", "payments", "events", "deliveries");
 				assertThat(policies.getDefault().keySource()).isEqualTo(IdempotencyKeySource.keyHeader());
 				assertThat(policies.get("events").keySource()).isEqualTo(IdempotencyKeySource.jsonPointer("/id"));
 				assertThat(policies.get("deliveries").keySource()).isEqualTo(IdempotencyKeySource.header("webhook-id"));
-				assertThat(policies.getDefault().policy().ttl()).isEqualTo(Duration.ofHours(2));
-				EndpointPolicy payments = policies.get("payments");
+				assertThat(policies.getDefault().engine().ttl()).isEqualTo(Duration.ofHours(2));
+				NamedPolicy payments = policies.get("payments");
 				assertThat(payments).isNotNull();
-				assertThat(payments.policy().ttl()).isEqualTo(Duration.ofHours(48));
-				assertThat(payments.policy().lockTimeout()).isEqualTo(Duration.ofSeconds(30));
-				assertThat(payments.policy().inFlightWait()).isEqualTo(Duration.ofSeconds(2));
-				assertThat(payments.policy().inProgressRetryAfter()).isEqualTo(Duration.ofSeconds(3));
-				assertThat(payments.policy().onStoreFailure()).isEqualTo(StoreFailureMode.FAIL_OPEN);
-				assertThat(payments.policy().nonStorableStatuses().contains(503)).isTrue();
-				assertThat(payments.policy().nonStorableStatuses().contains(429)).isFalse();
+				assertThat(payments.engine().ttl()).isEqualTo(Duration.ofHours(48));
+				assertThat(payments.engine().lockTimeout()).isEqualTo(Duration.ofSeconds(30));
+				assertThat(payments.engine().inFlightWait()).isEqualTo(Duration.ofSeconds(2));
+				assertThat(payments.engine().inProgressRetryAfter()).isEqualTo(Duration.ofSeconds(3));
+				assertThat(payments.engine().onStoreFailure()).isEqualTo(StoreFailureMode.FAIL_OPEN);
+				assertThat(payments.engine().nonStorableStatuses().contains(503)).isTrue();
+				assertThat(payments.engine().nonStorableStatuses().contains(429)).isFalse();
 				assertThat(payments.maxRequestBody()).isEqualTo(64 * 1024);
 				assertThat(payments.fingerprintHeaders()).containsExactly("X-Account");
 				Sha256RequestFingerprinter fingerprinter = (Sha256RequestFingerprinter) payments.fingerprinter();
@@ -220,7 +220,7 @@ class IdempotencyAutoConfigurationTests {
 		this.runner.withUserConfiguration(UserFingerprinterConfiguration.class)
 			.withPropertyValues("idempotency.policies.payments.ttl=1h")
 			.run((context) -> {
-				EndpointPolicies policies = context.getBean(EndpointPolicies.class);
+				NamedPolicies policies = context.getBean(NamedPolicies.class);
 				RequestFingerprinter user = context.getBean(RequestFingerprinter.class);
 				assertThat(policies.getDefault().fingerprinter()).isSameAs(user);
 				assertThat(policies.get("payments").fingerprinter()).isSameAs(user);
@@ -385,7 +385,7 @@ class IdempotencyAutoConfigurationTests {
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
 			.run((context) -> {
 				assertThat(context).hasSingleBean(IdempotencyEngine.class);
-				assertThat(context).hasSingleBean(EndpointPolicies.class);
+				assertThat(context).hasSingleBean(NamedPolicies.class);
 				assertThat(context).doesNotHaveBean(IdempotencyFilter.class);
 				assertThat(context).doesNotHaveBean(IdempotentEndpointResolver.class);
 				assertThat(context).doesNotHaveBean(IdempotencyScopeResolver.class);
@@ -474,7 +474,7 @@ class IdempotencyAutoConfigurationTests {
 		}
 
 		@Bean
-		IdempotencyFilter userFilter(IdempotencyEngine engine, EndpointPolicies policies) {
+		IdempotencyFilter userFilter(IdempotencyEngine engine, NamedPolicies policies) {
 			return new IdempotencyFilter(engine, (request) -> null, policies);
 		}
 

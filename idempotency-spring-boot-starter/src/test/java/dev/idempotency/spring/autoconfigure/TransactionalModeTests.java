@@ -21,12 +21,12 @@ import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.Idempotent;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.postgresql.Driver;

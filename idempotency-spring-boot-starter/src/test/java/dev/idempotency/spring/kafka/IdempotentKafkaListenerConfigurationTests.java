@@ -18,10 +18,10 @@ package dev.idempotency.spring.kafka;
 
 import java.util.List;
 
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyKafkaAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyMethodAutoConfiguration;
-import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -25,7 +25,7 @@ import java.util.Map;
 
 import javax.sql.DataSource;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import org.springframework.boot.SpringApplication;

@@ -23,10 +23,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyMethodAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotentMethodsCheckAutoConfiguration;
-import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.aop.support.AopUtils;
@@ -66,6 +66,27 @@ class IdempotentMethodConfigurationTests {
 			assertThat(counter.count("k1")).isEqualTo(1);
 			assertThat(counter.count("k2")).isEqualTo(2);
 		});
+	}
+
+	@Test
+	void theFormerAnnotationStillMakesABeanMethodIdempotent() {
+		this.runner.withBean(FormerCounter.class)
+			.withPropertyValues("idempotency.policies.counts.ttl=1h")
+			.run((context) -> {
+				FormerCounter counter = context.getBean(FormerCounter.class);
+				assertThat(AopUtils.isAopProxy(counter)).isTrue();
+				assertThat(counter.count("k1")).isEqualTo(1);
+				assertThat(counter.count("k1")).isEqualTo(1);
+				assertThat(counter.count("k2")).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void theFormerAnnotationNamesItsPolicy() {
+		this.runner.withBean(FormerCounter.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("Idempotency policy 'counts' is not configured"));
 	}
 
 	@Test
@@ -285,6 +306,18 @@ class IdempotentMethodConfigurationTests {
 			.withBean(Counter.class)
 			.run((context) -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(IdempotentMethodsCheckAutoConfiguration.class));
+	}
+
+	static class FormerCounter {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@SuppressWarnings("deprecation")
+		@dev.idempotency.spring.web.Idempotent(policy = "counts", key = "#p0")
+		int count(String key) {
+			return this.runs.incrementAndGet();
+		}
+
 	}
 
 	static class Counter {

@@ -18,8 +18,8 @@ package dev.idempotency.spring.openapi;
 
 import java.util.Arrays;
 
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempotency.spring.web.EndpointPolicies;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
@@ -114,8 +114,7 @@ class IdempotencyOpenApiAutoConfigurationTests {
 	static class CustomCustomizerConfiguration {
 
 		@Bean
-		IdempotencyOperationCustomizer myCustomizer(HandlerMappingEndpointResolver resolver,
-				EndpointPolicies policies) {
+		IdempotencyOperationCustomizer myCustomizer(HandlerMappingEndpointResolver resolver, NamedPolicies policies) {
 			return new IdempotencyOperationCustomizer(resolver, policies, "K", "urn:", true);
 		}
 

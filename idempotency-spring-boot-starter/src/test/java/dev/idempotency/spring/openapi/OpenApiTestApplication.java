@@ -19,7 +19,7 @@ package dev.idempotency.spring.openapi;
 import java.util.List;
 import java.util.Map;
 
-import dev.idempotency.spring.web.Idempotent;
+import dev.idempotency.spring.Idempotent;
 import io.swagger.v3.oas.annotations.responses.ApiResponse;
 
 import org.springframework.boot.SpringBootConfiguration;

@@ -18,8 +18,8 @@ package dev.idempotency.spring.slice;
 
 import java.nio.charset.StandardCharsets;
 
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
-import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;

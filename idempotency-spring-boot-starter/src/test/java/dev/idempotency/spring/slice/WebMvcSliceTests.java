@@ -18,8 +18,8 @@ package dev.idempotency.spring.slice;
 
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.web.IdempotencyFilter;
-import dev.idempotency.spring.web.Idempotent;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;

@@ -32,8 +32,8 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.transaction.TransactionalTestApplication.Ledger;
-import dev.idempotency.spring.web.Idempotent;
 import dev.idempotency.test.servers.TestServers;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;

@@ -30,6 +30,8 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -52,7 +54,7 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 	IdempotencyStore store;
 
 	@Autowired
-	EndpointPolicies policies;
+	NamedPolicies policies;
 
 	@AfterEach
 	void storeUp() {
@@ -326,7 +328,7 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 	@Test
 	void lapsedLeaseOfACrashedOwnerIsTakenOver() throws Exception {
 		String key = newKey();
-		EndpointPolicy policy = this.policies.get("crash");
+		NamedPolicy policy = this.policies.get("crash");
 		assertThat(policy).isNotNull();
 		RequestFingerprint fingerprint = policy.fingerprinter()
 			.fingerprint(FingerprintInput.of("POST", "/crash", null, null, List.of(), new byte[0], 0, 0));
@@ -335,12 +337,12 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 		assertThat(post("/crash", newKey(), "").statusCode()).isEqualTo(200);
 		// an owner that acquired the key and crashed: it never completes nor extends
 		AcquireResult crashed = realStore().acquire(IdempotencyKey.global(key), fingerprint, OwnerToken.generate(),
-				policy.policy().lockTimeout(), Duration.ofHours(1));
+				policy.engine().lockTimeout(), Duration.ofHours(1));
 		assertThat(crashed).isInstanceOf(AcquireResult.Acquired.class);
 		HttpResponse<byte[]> whileLeased = post("/crash", key, "");
 		assertThat(whileLeased.statusCode()).isEqualTo(409);
 		assertThat(this.counter.count("crash", key)).isZero();
-		Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
+		Thread.sleep(policy.engine().lockTimeout().toMillis() + 300);
 		HttpResponse<byte[]> takeover = post("/crash", key, "");
 		if (confirmsTakeover()) {
 			// the first retry to find the lease lapsed
@@ -348,7 +350,7 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 			assertThat(takeover.statusCode()).isEqualTo(409);
 			assertThat(takeover.headers().firstValue("Retry-After")).isPresent();
 			assertThat(this.counter.count("crash", key)).isZero();
-			Thread.sleep(policy.policy().lockTimeout().toMillis() + 300);
+			Thread.sleep(policy.engine().lockTimeout().toMillis() + 300);
 			takeover = post("/crash", key, "");
 		}
 		assertThat(takeover.statusCode()).isEqualTo(200);

@@ -28,6 +28,7 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.transaction.TransactionalClaims;
 import dev.idempotency.test.servers.TestServers;
@@ -106,12 +107,12 @@ abstract class AbstractTransactionalHttpContractIT extends AbstractHttpContractI
 	@Test
 	void claimOfACrashedOwnerVanishesWithItsTransaction() throws Exception {
 		String key = newKey();
-		EndpointPolicy policy = this.policies.get("crash");
+		NamedPolicy policy = this.policies.get("crash");
 		assertThat(policy).isNotNull();
 		assertThat(policy.transactional()).isTrue();
 		RequestFingerprint fingerprint = policy.fingerprinter()
 			.fingerprint(FingerprintInput.of("POST", "/crash", null, null, List.of(), new byte[0], 0, 0));
-		Duration lease = policy.policy().lockTimeout();
+		Duration lease = policy.engine().lockTimeout();
 		// an owner whose claim is part of its open transaction
 		TransactionStatus transaction = this.transactionManager.getTransaction(NEW_TRANSACTION);
 		try (TransactionalClaims.Scope claims = TransactionalClaims.open(this.dataSource)) {
@@ -143,7 +144,7 @@ abstract class AbstractTransactionalHttpContractIT extends AbstractHttpContractI
 	void everyPolicyOfTheContractIsTransactional() {
 		for (String name : List.of(IdempotencyPolicy.DEFAULT_NAME, "crash", "brief", "open", "small", "lenient", "raw",
 				"patient")) {
-			EndpointPolicy policy = this.policies.get(name);
+			NamedPolicy policy = this.policies.get(name);
 			assertThat(policy).as(name).isNotNull();
 			assertThat(policy.transactional()).as(name).isTrue();
 		}

@@ -21,6 +21,7 @@ import java.util.List;
 
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
+import dev.idempotency.spring.NamedPolicy;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -34,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ClientTtlHeaderTests {
 
-	private final EndpointPolicy policy = new EndpointPolicy(
+	private final NamedPolicy policy = new NamedPolicy(
 			IdempotencyPolicy.builder().ttl(Duration.ofHours(1)).lockTimeout(Duration.ofSeconds(30)).build(),
 			new Sha256RequestFingerprinter(), List.of(), 1024, 1024, Duration.ofMinutes(1), Duration.ofDays(1));
 
@@ -73,9 +74,9 @@ class ClientTtlHeaderTests {
 	@Test
 	void policyAppliesWithoutAValidAskedTtl() {
 		ClientTtlHeader header = new ClientTtlHeader("Idempotency-TTL");
-		assertThat(header.policy(new MockHttpServletRequest(), this.policy)).isSameAs(this.policy.policy());
-		assertThat(header.policy(request("ten"), this.policy)).isSameAs(this.policy.policy());
-		assertThat(ClientTtlHeader.NONE.policy(request("600"), this.policy)).isSameAs(this.policy.policy());
+		assertThat(header.policy(new MockHttpServletRequest(), this.policy)).isSameAs(this.policy.engine());
+		assertThat(header.policy(request("ten"), this.policy)).isSameAs(this.policy.engine());
+		assertThat(ClientTtlHeader.NONE.policy(request("600"), this.policy)).isSameAs(this.policy.engine());
 	}
 
 	private static MockHttpServletRequest request(String ttl) {

@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;
@@ -303,7 +305,7 @@ class EndpointResolutionInterceptorTests {
 			case DELEGATE -> resolver.resolve(request);
 		};
 		return new IdempotencyFilter(context.getBean(IdempotencyEngine.class), disagreeing,
-				context.getBean(EndpointPolicies.class));
+				context.getBean(NamedPolicies.class));
 	}
 
 	/**

@@ -26,6 +26,7 @@ import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.web;
 
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;

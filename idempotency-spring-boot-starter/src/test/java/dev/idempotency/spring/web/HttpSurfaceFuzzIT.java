@@ -36,6 +36,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.Idempotent;
 import dev.idempotency.test.servers.TestServers;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;

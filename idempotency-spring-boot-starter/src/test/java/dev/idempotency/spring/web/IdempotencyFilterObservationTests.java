@@ -28,6 +28,8 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.engine.StoreFailureMode;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
 import io.micrometer.common.KeyValue;
@@ -69,7 +71,7 @@ class IdempotencyFilterObservationTests {
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(this.store);
 
-	private final EndpointPolicies policies = new EndpointPolicies(List.of(policy(IdempotencyPolicy.defaults()),
+	private final NamedPolicies policies = new NamedPolicies(List.of(policy(IdempotencyPolicy.defaults()),
 			policy(IdempotencyPolicy.builder().name("open").onStoreFailure(StoreFailureMode.FAIL_OPEN).build())));
 
 	private final IdempotencyFilter filter = new IdempotencyFilter(this.engine, this::endpoint, this.policies);
@@ -300,7 +302,7 @@ class IdempotencyFilterObservationTests {
 	@Test
 	void observationSwitchedOffByAPredicateIsTheNoOpOneAndTheRequestStillRuns() throws Exception {
 		this.registry.observationConfig().observationPredicate((name, context) -> !name.equals(NAME));
-		EndpointPolicy policy = policy(IdempotencyPolicy.defaults());
+		NamedPolicy policy = policy(IdempotencyPolicy.defaults());
 		assertThat(RequestObservation.start(this.registry, null, request("/idempotent", KEY), policy))
 			.isSameAs(RequestObservation.NONE);
 		assertThat(
@@ -342,9 +344,9 @@ class IdempotencyFilterObservationTests {
 		return null;
 	}
 
-	private static EndpointPolicy policy(IdempotencyPolicy policy) {
-		return new EndpointPolicy(policy, new Sha256RequestFingerprinter(), List.of(), 1024, 1024,
-				Duration.ofMinutes(1), Duration.ofDays(1));
+	private static NamedPolicy policy(IdempotencyPolicy policy) {
+		return new NamedPolicy(policy, new Sha256RequestFingerprinter(), List.of(), 1024, 1024, Duration.ofMinutes(1),
+				Duration.ofDays(1));
 	}
 
 	private static MockHttpServletRequest request(String path, String key) {

@@ -33,6 +33,8 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
+import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.test.ForwardingIdempotencyStore;
 import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.http.HttpServletResponse;
@@ -62,9 +64,8 @@ class IdempotencyFilterTests {
 
 	private final IdempotencyEngine engine = new IdempotencyEngine(this.store);
 
-	private final EndpointPolicies policies = new EndpointPolicies(
-			List.of(new EndpointPolicy(IdempotencyPolicy.defaults(), new Sha256RequestFingerprinter(), List.of(), 1024,
-					1024, Duration.ofMinutes(1), Duration.ofDays(1))));
+	private final NamedPolicies policies = new NamedPolicies(List.of(new NamedPolicy(IdempotencyPolicy.defaults(),
+			new Sha256RequestFingerprinter(), List.of(), 1024, 1024, Duration.ofMinutes(1), Duration.ofDays(1))));
 
 	private final IdempotencyFilter filter = new IdempotencyFilter(this.engine,
 			(request) -> request.getRequestURI().startsWith("/idempotent")

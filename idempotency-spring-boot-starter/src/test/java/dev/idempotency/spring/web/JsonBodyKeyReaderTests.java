@@ -18,6 +18,7 @@ package dev.idempotency.spring.web;
 
 import java.nio.charset.StandardCharsets;
 
+import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.web.JsonBodyKeyReader.BodyKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
+import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.web.observation.IdempotencyOutcome;
 import org.junit.jupiter.api.Test;
 

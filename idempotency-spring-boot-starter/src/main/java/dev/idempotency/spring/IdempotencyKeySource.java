@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring;
 
 import java.util.Objects;
 
@@ -55,7 +55,7 @@ public final class IdempotencyKeySource {
 
 	/**
 	 * Return the source of most policies: the filter's key header
-	 * ({@link IdempotencyFilter#setKeyHeader(String)}).
+	 * ({@code idempotency.key-header}).
 	 * @return the source
 	 */
 	public static IdempotencyKeySource keyHeader() {
@@ -122,7 +122,11 @@ public final class IdempotencyKeySource {
 		return this.jsonPointer != null;
 	}
 
-	@Nullable JsonPointer pointer() {
+	/**
+	 * Return the JSON Pointer of the key in the request body, compiled.
+	 * @return the pointer, or {@code null} for a key in a header
+	 */
+	public @Nullable JsonPointer pointer() {
 		return this.jsonPointer;
 	}
 

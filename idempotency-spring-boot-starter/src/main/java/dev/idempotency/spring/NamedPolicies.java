@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring;
 
 import java.util.Collection;
 import java.util.Collections;
@@ -28,7 +28,9 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The named {@link EndpointPolicy policies} of an application. The
+ * The named {@link NamedPolicy policies} of an application, by name: where the HTTP
+ * filter, the {@code IdempotencyTemplate}, idempotent bean methods and Kafka listeners
+ * look up the policy an {@link Idempotent @Idempotent} names. The
  * {@value IdempotencyPolicy#DEFAULT_NAME} policy always exists.
  * <p>
  * Immutable and thread-safe.
@@ -36,18 +38,18 @@ import org.jspecify.annotations.Nullable;
  * @author Idempotency contributors
  * @since 0.1.0
  */
-public final class EndpointPolicies {
+public final class NamedPolicies {
 
-	private final Map<String, EndpointPolicy> policies;
+	private final Map<String, NamedPolicy> policies;
 
 	/**
 	 * Create the registry.
 	 * @param policies the policies, never {@code null}; names must be unique and one of
 	 * them must be the {@value IdempotencyPolicy#DEFAULT_NAME} policy
 	 */
-	public EndpointPolicies(Collection<EndpointPolicy> policies) {
-		Map<String, EndpointPolicy> map = new LinkedHashMap<>();
-		for (EndpointPolicy policy : policies) {
+	public NamedPolicies(Collection<NamedPolicy> policies) {
+		Map<String, NamedPolicy> map = new LinkedHashMap<>();
+		for (NamedPolicy policy : policies) {
 			if (map.put(policy.name(), policy) != null) {
 				throw new IllegalArgumentException("Duplicate policy '" + policy.name() + "'");
 			}
@@ -63,7 +65,7 @@ public final class EndpointPolicies {
 	 * @param name the name, never {@code null}
 	 * @return the policy, or {@code null} if there is none of that name
 	 */
-	public @Nullable EndpointPolicy get(String name) {
+	public @Nullable NamedPolicy get(String name) {
 		return this.policies.get(name);
 	}
 
@@ -71,7 +73,7 @@ public final class EndpointPolicies {
 	 * Return every policy, in the order they were given.
 	 * @return the policies, unmodifiable
 	 */
-	public Collection<EndpointPolicy> all() {
+	public Collection<NamedPolicy> all() {
 		return this.policies.values();
 	}
 
@@ -79,8 +81,8 @@ public final class EndpointPolicies {
 	 * Return the {@value IdempotencyPolicy#DEFAULT_NAME} policy.
 	 * @return the default policy
 	 */
-	public EndpointPolicy getDefault() {
-		EndpointPolicy policy = this.policies.get(IdempotencyPolicy.DEFAULT_NAME);
+	public NamedPolicy getDefault() {
+		NamedPolicy policy = this.policies.get(IdempotencyPolicy.DEFAULT_NAME);
 		return Objects.requireNonNull(policy);
 	}
 
@@ -95,13 +97,13 @@ public final class EndpointPolicies {
 	/**
 	 * Return the names of the transactional policies.
 	 * @return the names, sorted; empty when no policy is transactional
-	 * @see EndpointPolicy#transactional()
+	 * @see NamedPolicy#transactional()
 	 */
 	public List<String> transactionalNames() {
 		return this.policies.values()
 			.stream()
-			.filter(EndpointPolicy::transactional)
-			.map(EndpointPolicy::name)
+			.filter(NamedPolicy::transactional)
+			.map(NamedPolicy::name)
 			.sorted()
 			.toList();
 	}
