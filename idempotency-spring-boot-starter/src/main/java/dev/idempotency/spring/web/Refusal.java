@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One way a request to an idempotent endpoint is answered with a problem instead of its
  * handler's response: what the client is told, as a value that the request's flow returns
- * and {@link ProblemResponses} writes. Its {@link Kind} is the one table from a refusal
+ * and {@link ProblemWriter} writes. Its {@link Kind} is the one table from a refusal
  * to the problem the client gets and the outcome the observation records.
  *
  * @param kind the kind of refusal
