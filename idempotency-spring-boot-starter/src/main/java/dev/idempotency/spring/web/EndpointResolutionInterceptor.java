@@ -85,11 +85,11 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 
 	private final Set<Warning> warned = ConcurrentHashMap.newKeySet();
 
-	private String keyHeader = IdempotencyFilter.DEFAULT_KEY_HEADER;
+	private String keyHeader = IdempotentRequests.DEFAULT_KEY_HEADER;
 
 	private @Nullable NamedPolicies policies;
 
-	private String problemTypeBase = IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE;
+	private String problemTypeBase = IdempotentRequests.DEFAULT_PROBLEM_TYPE_BASE;
 
 	private @Nullable IdempotencyProblemRenderer problemRenderer;
 
@@ -150,7 +150,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 		if (request.getDispatcherType() != DispatcherType.REQUEST) {
 			return true;
 		}
-		Object decision = request.getAttribute(IdempotencyFilter.ENDPOINT_ATTRIBUTE);
+		Object decision = request.getAttribute(IdempotentRequests.ENDPOINT_ATTRIBUTE);
 		IdempotentEndpoint handlerEndpoint = (handler instanceof HandlerMethod handlerMethod)
 				? this.resolver.findEndpoint(handlerMethod) : null;
 		if (decision == null) {
