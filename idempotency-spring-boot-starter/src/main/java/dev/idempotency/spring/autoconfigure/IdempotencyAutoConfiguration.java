@@ -71,10 +71,12 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * each only if no {@link IdempotencyStore} bean exists yet (so a user's own store bean
  * always wins):
  * <ol>
- * <li>tiered (Redis in front of PostgreSQL): {@code tiered}, or {@code auto} when both a
- * {@code RedisConnectionFactory} and a {@code DataSource} exist;
+ * <li>tiered (Redis in front of PostgreSQL) for {@code tiered}, PostgreSQL for
+ * {@code jdbc}, each needing a PostgreSQL {@code DataSource};
+ * <li>for {@code auto} with a {@code DataSource}: on PostgreSQL tiered with a
+ * {@code RedisConnectionFactory}, else PostgreSQL; on another database, Redis with a
+ * {@code RedisConnectionFactory}, else in-memory;
  * <li>Redis: {@code redis}, or {@code auto} with a {@code RedisConnectionFactory} only;
- * <li>PostgreSQL: {@code jdbc}, or {@code auto} with a {@code DataSource} only;
  * <li>in-memory: {@code memory}, or {@code auto} when nothing else could be configured
  * (with a warning that it protects one instance only);
  * <li>a configuration that fails start-up when the requested type could not be
@@ -96,8 +98,8 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @Conditional(NotReactiveWebApplicationCondition.class)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
-@Import({ TieredStoreConfiguration.class, RedisStoreConfiguration.class, JdbcStoreConfiguration.class,
-		InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
+@Import({ TieredStoreConfiguration.class, JdbcStoreConfiguration.class, AutoStoreSelection.class,
+		RedisStoreConfiguration.class, InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
 public final class IdempotencyAutoConfiguration {
 
 	// static: the binder looks converters up before this configuration is created

@@ -31,7 +31,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * In-memory store: chosen by {@code idempotency.store.type=memory}, or by {@code auto}
- * when no other store could be configured. It protects a single instance only.
+ * without Redis and without a DataSource ({@link AutoStoreSelection} chooses it for a
+ * DataSource the PostgreSQL store does not support). It protects a single instance only.
  *
  * @author Idempotency contributors
  */

@@ -21,7 +21,7 @@ import javax.sql.DataSource;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreCustomizer;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
-import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
+import dev.idempotency.spring.autoconfigure.JdbcStoreSupport.JdbcStoreFactory;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -35,10 +35,9 @@ import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
- * PostgreSQL store, when a {@link DataSource} exists and {@code idempotency.store.type}
- * is {@code jdbc}, or {@code auto} without Redis. Whether the {@code DataSource} reaches
- * PostgreSQL is known only once it exists: with another database {@code auto} gets the
- * in-memory store from here, and {@code jdbc} fails start-up.
+ * PostgreSQL store, when {@code idempotency.store.type} is {@code jdbc} and a
+ * {@link DataSource} exists; start-up fails if it is not PostgreSQL. {@code auto} gets it
+ * from {@link AutoStoreSelection}.
  *
  * @author Idempotency contributors
  */
@@ -50,29 +49,26 @@ import org.springframework.jdbc.core.JdbcOperations;
 @Import(JdbcStoreSupport.class)
 class JdbcStoreConfiguration {
 
-	// auto with a database the PostgreSQL store does not support: the in-memory store
 	@Bean
-	IdempotencyStore idempotencyStore(DataSource dataSource, IdempotencyProperties properties,
-			IdempotencyJdbcProperties jdbcProperties, JdbcDatabase database,
-			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
+	JdbcIdempotencyStore idempotencyStore(IdempotencyProperties properties, JdbcStoreFactory jdbc,
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
-		StoreType type = properties.getStore().getType();
-		if (!database.supports(type)) {
-			StoreTypeCondition.logChoice("in-memory", type, "no Redis; the DataSource is " + database.describe()
-					+ ", which the PostgreSQL store does not support");
-			return InMemoryStoreConfiguration.inMemoryStore(properties);
-		}
-		JdbcIdempotencyStore store = JdbcStoreSupport.jdbcStore(dataSource, properties, jdbcProperties, initializer);
+		jdbc.database().requirePostgreSql(StoreType.JDBC);
+		return jdbcStore(properties, jdbc, customizers);
+	}
+
+	static JdbcIdempotencyStore jdbcStore(IdempotencyProperties properties, JdbcStoreFactory jdbc,
+			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
+		JdbcIdempotencyStore store = jdbc.create();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
-		StoreTypeCondition.logChoice("jdbc, PostgreSQL (" + database.describe() + ")", type,
-				"a PostgreSQL DataSource present, no Redis");
+		StoreTypeCondition.logChoice("jdbc, PostgreSQL (" + jdbc.database().describe() + ")",
+				properties.getStore().getType(), "a PostgreSQL DataSource present, no Redis");
 		return store;
 	}
 
 	static final class OnJdbcStoreType extends StoreTypeCondition {
 
 		OnJdbcStoreType() {
-			super(StoreType.AUTO, StoreType.JDBC);
+			super(StoreType.JDBC);
 		}
 
 	}

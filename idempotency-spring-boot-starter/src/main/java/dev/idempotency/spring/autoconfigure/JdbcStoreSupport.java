@@ -17,6 +17,7 @@
 package dev.idempotency.spring.autoconfigure;
 
 import java.util.Locale;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -109,15 +110,34 @@ class JdbcStoreSupport {
 		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval(), database::isPostgreSql);
 	}
 
-	static JdbcIdempotencyStore jdbcStore(DataSource dataSource, IdempotencyProperties properties,
-			IdempotencyJdbcProperties jdbcProperties, ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
-		// the table must exist before the first request
-		initializer.getIfAvailable();
-		JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource);
-		store.setTableName(jdbcProperties.getTableName());
-		store.setConfirmTakeover(jdbcProperties.isConfirmTakeover());
-		store.setTransactionalClaims(TransactionalMode.isConfigured(properties));
-		return store;
+	@Bean
+	JdbcStoreFactory idempotencyJdbcStoreFactory(DataSource dataSource, IdempotencyProperties properties,
+			IdempotencyJdbcProperties jdbcProperties, JdbcDatabase database,
+			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer) {
+		return new JdbcStoreFactory(database, () -> {
+			// the table must exist before the first request
+			initializer.getIfAvailable();
+			JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource);
+			store.setTableName(jdbcProperties.getTableName());
+			store.setConfirmTakeover(jdbcProperties.isConfirmTakeover());
+			store.setTransactionalClaims(TransactionalMode.isConfigured(properties));
+			return store;
+		});
+	}
+
+	/**
+	 * The database behind the DataSource, and the PostgreSQL store over it, for the
+	 * configurations of the stores that keep their records there.
+	 *
+	 * @param database the database behind the DataSource
+	 * @param factory creates the PostgreSQL store, its table migrated
+	 */
+	record JdbcStoreFactory(JdbcDatabase database, Supplier<JdbcIdempotencyStore> factory) {
+
+		JdbcIdempotencyStore create() {
+			return this.factory.get();
+		}
+
 	}
 
 	/**

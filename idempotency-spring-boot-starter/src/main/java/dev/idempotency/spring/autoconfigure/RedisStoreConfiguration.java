@@ -32,7 +32,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Redis store, when a {@link RedisConnectionFactory} exists and
- * {@code idempotency.store.type} is {@code redis}, or {@code auto} without a DataSource.
+ * {@code idempotency.store.type} is {@code redis}, or {@code auto} without a DataSource
+ * (with one, {@link AutoStoreSelection} chooses first).
  *
  * @author Idempotency contributors
  */
@@ -46,9 +47,14 @@ class RedisStoreConfiguration {
 	@Bean
 	RedisIdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, IdempotencyProperties properties,
 			ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> customizers) {
+		StoreTypeCondition.logChoice("redis", properties.getStore().getType(), "Redis present, no DataSource");
+		return redisStore(connectionFactory, properties, customizers);
+	}
+
+	static RedisIdempotencyStore redisStore(RedisConnectionFactory connectionFactory, IdempotencyProperties properties,
+			ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> customizers) {
 		RedisIdempotencyStore store = redisStore(connectionFactory, properties);
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
-		StoreTypeCondition.logChoice("redis", properties.getStore().getType(), "Redis present, no DataSource");
 		return store;
 	}
 

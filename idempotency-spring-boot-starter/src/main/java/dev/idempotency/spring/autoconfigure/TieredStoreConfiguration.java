@@ -21,8 +21,7 @@ import javax.sql.DataSource;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreCustomizer;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
-import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
-import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
+import dev.idempotency.spring.autoconfigure.JdbcStoreSupport.JdbcStoreFactory;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -37,12 +36,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
- * Tiered store (Redis in front of PostgreSQL), when both a {@link RedisConnectionFactory}
- * and a {@link DataSource} exist and {@code idempotency.store.type} is {@code tiered} or
- * {@code auto}. It is imported first, so that {@code auto} prefers it. Whether the
- * {@code DataSource} reaches PostgreSQL is known only once it exists: with another
- * database {@code auto} gets the Redis store from here, and {@code tiered} fails
- * start-up.
+ * Tiered store (Redis in front of PostgreSQL), when {@code idempotency.store.type} is
+ * {@code tiered} and both a {@link RedisConnectionFactory} and a {@link DataSource}
+ * exist; start-up fails if the DataSource is not PostgreSQL. {@code auto} gets it from
+ * {@link AutoStoreSelection}.
  *
  * @author Idempotency contributors
  */
@@ -54,24 +51,18 @@ import org.springframework.jdbc.core.JdbcOperations;
 @Import(JdbcStoreSupport.class)
 class TieredStoreConfiguration {
 
-	// auto with a database the PostgreSQL store does not support: Redis alone
 	@Bean
-	IdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, DataSource dataSource,
-			IdempotencyProperties properties, IdempotencyJdbcProperties jdbcProperties, JdbcDatabase database,
-			ObjectProvider<JdbcIdempotencySchemaInitializer> initializer,
-			ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers,
-			ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> redisCustomizers) {
-		StoreType type = properties.getStore().getType();
-		if (!database.supports(type)) {
-			StoreTypeCondition.logChoice("redis", type, "Redis present; the DataSource is " + database.describe()
-					+ ", which the PostgreSQL store does not support");
-			RedisIdempotencyStore redis = RedisStoreConfiguration.redisStore(connectionFactory, properties);
-			redisCustomizers.orderedStream().forEach((customizer) -> customizer.customize(redis));
-			return redis;
-		}
+	TieredIdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, IdempotencyProperties properties,
+			JdbcStoreFactory jdbc, ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers) {
+		jdbc.database().requirePostgreSql(StoreType.TIERED);
+		return tieredStore(connectionFactory, properties, jdbc, customizers);
+	}
+
+	static TieredIdempotencyStore tieredStore(RedisConnectionFactory connectionFactory,
+			IdempotencyProperties properties, JdbcStoreFactory jdbc,
+			ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers) {
 		TieredIdempotencyStore store = new TieredIdempotencyStore(
-				RedisStoreConfiguration.redisStore(connectionFactory, properties),
-				JdbcStoreSupport.jdbcStore(dataSource, properties, jdbcProperties, initializer));
+				RedisStoreConfiguration.redisStore(connectionFactory, properties), jdbc.create());
 		if (properties.getRedis().getTtl() != null) {
 			store.setFastTtl(properties.getRedis().getTtl());
 		}
@@ -80,15 +71,15 @@ class TieredStoreConfiguration {
 		store.setClaimMode(properties.getTiered().getClaim());
 		store.setClaimCommit(properties.getTiered().getClaimCommit());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
-		StoreTypeCondition.logChoice("tiered, Redis in front of PostgreSQL (" + database.describe() + ")", type,
-				"Redis and a PostgreSQL DataSource present");
+		StoreTypeCondition.logChoice("tiered, Redis in front of PostgreSQL (" + jdbc.database().describe() + ")",
+				properties.getStore().getType(), "Redis and a PostgreSQL DataSource present");
 		return store;
 	}
 
 	static final class OnTieredStoreType extends StoreTypeCondition {
 
 		OnTieredStoreType() {
-			super(StoreType.AUTO, StoreType.TIERED);
+			super(StoreType.TIERED);
 		}
 
 	}

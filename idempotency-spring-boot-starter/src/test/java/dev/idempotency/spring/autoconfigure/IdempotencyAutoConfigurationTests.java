@@ -114,7 +114,8 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(policy.fingerprinter()).isInstanceOf(Sha256RequestFingerprinter.class);
 			assertThat(((Sha256RequestFingerprinter) policy.fingerprinter()).isCanonicalizeJson()).isTrue();
 		});
-		assertThat(output).contains("Idempotency records are kept in memory");
+		assertThat(output).contains("Idempotency records are kept in memory (idempotency.store.type=auto)")
+			.contains("Idempotency store: in-memory (idempotency.store.type=auto: no Redis, no DataSource)");
 	}
 
 	@Test

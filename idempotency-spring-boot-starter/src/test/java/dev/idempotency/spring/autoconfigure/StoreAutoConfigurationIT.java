@@ -16,6 +16,9 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -205,6 +208,76 @@ class StoreAutoConfigurationIT {
 	}
 
 	@Test
+	void eachChoiceIsLoggedOnceWithWhy(CapturedOutput output) {
+		this.runner.withUserConfiguration(DataSourceBean.class).run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("Idempotency store: jdbc, PostgreSQL (PostgreSQL ")
+			.contains("(idempotency.store.type=auto: a PostgreSQL DataSource present, no Redis)");
+		assertThat(choices(output)).isOne();
+		this.runner.withUserConfiguration(RedisBean.class).run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output)
+			.contains("Idempotency store: redis (idempotency.store.type=auto: Redis present, no DataSource)");
+		assertThat(choices(output)).isEqualTo(2);
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=tiered")
+			.run((context) -> assertThat(context.getBean(IdempotencyStore.class))
+				.isInstanceOf(TieredIdempotencyStore.class));
+		assertThat(output).contains("Idempotency store: tiered, Redis in front of PostgreSQL (PostgreSQL ")
+			.contains("(idempotency.store.type=tiered)");
+		assertThat(choices(output)).isEqualTo(3);
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=jdbc")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("(idempotency.store.type=jdbc)");
+		assertThat(choices(output)).isEqualTo(4);
+		// an explicit memory store says so by its warning alone
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+			.withPropertyValues("idempotency.store.type=memory")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("Idempotency records are kept in memory (idempotency.store.type=memory)");
+		assertThat(choices(output)).isEqualTo(4);
+	}
+
+	@Test
+	void onlyTheStoresThatUseTheDataSourceBringItsSchemaAndCleanup() {
+		for (String type : new String[] { "redis", "memory" }) {
+			this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class)
+				.withPropertyValues("idempotency.store.type=" + type)
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					assertThat(context).doesNotHaveBean(JdbcIdempotencySchemaInitializer.class);
+					assertThat(context).doesNotHaveBean(JdbcCleanupScheduler.class);
+				});
+		}
+		// auto with a database it leaves out still has the (idle) cleanup
+		this.runner.withUserConfiguration(RedisBean.class, H2Bean.class)
+			.run((context) -> assertThat(context).hasSingleBean(JdbcCleanupScheduler.class));
+	}
+
+	@Test
+	void explicitJdbcStoreOnH2AloneFailsStartUp() {
+		this.runner.withUserConfiguration(H2Bean.class)
+			.withPropertyValues("idempotency.store.type=jdbc")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(InvalidConfigurationPropertyValueException.class)
+				.hasMessageContaining("'jdbc'")
+				.hasMessageContaining("the DataSource is H2"));
+	}
+
+	@Test
+	void theCustomizersOfTheChosenStoreAreApplied() {
+		this.runner.withUserConfiguration(RedisBean.class, DataSourceBean.class, AllCustomizersBean.class)
+			.run((context) -> assertThat(context.getBean(AllCustomizersBean.class).called).containsExactly("tiered"));
+		this.runner.withUserConfiguration(DataSourceBean.class, AllCustomizersBean.class)
+			.run((context) -> assertThat(context.getBean(AllCustomizersBean.class).called).containsExactly("jdbc"));
+		this.runner.withUserConfiguration(RedisBean.class, H2Bean.class, AllCustomizersBean.class)
+			.run((context) -> assertThat(context.getBean(AllCustomizersBean.class).called).containsExactly("redis"));
+		this.runner.withUserConfiguration(H2Bean.class, AllCustomizersBean.class)
+			.withClassLoader(new FilteredClassLoader("org.flywaydb"))
+			.run((context) -> assertThat(context.getBean(AllCustomizersBean.class).called).isEmpty());
+	}
+
+	@Test
 	void typeWhoseInfrastructureIsMissingFailsStartUp() {
 		this.runner.withUserConfiguration(DataSourceBean.class)
 			.withPropertyValues("idempotency.store.type=redis")
@@ -282,6 +355,10 @@ class StoreAutoConfigurationIT {
 		});
 	}
 
+	private static int choices(CapturedOutput output) {
+		return output.getOut().split("Idempotency store: ", -1).length - 1;
+	}
+
 	private static int h2Tables(DataSource h2) {
 		Integer tables = new JdbcTemplate(h2).queryForObject(
 				"SELECT count(*) FROM information_schema.tables WHERE table_schema = 'PUBLIC'", Integer.class);
@@ -341,6 +418,28 @@ class StoreAutoConfigurationIT {
 				store.setKeyPrefix("customized:");
 				this.called = true;
 			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class AllCustomizersBean {
+
+		final List<String> called = new ArrayList<>();
+
+		@Bean
+		IdempotencyStoreCustomizer<TieredIdempotencyStore> tieredCustomizer() {
+			return (store) -> this.called.add("tiered");
+		}
+
+		@Bean
+		IdempotencyStoreCustomizer<RedisIdempotencyStore> redisCustomizer() {
+			return (store) -> this.called.add("redis");
+		}
+
+		@Bean
+		IdempotencyStoreCustomizer<JdbcIdempotencyStore> jdbcCustomizer() {
+			return (store) -> this.called.add("jdbc");
 		}
 
 	}

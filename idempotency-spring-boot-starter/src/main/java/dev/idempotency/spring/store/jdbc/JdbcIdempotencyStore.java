@@ -18,10 +18,7 @@ package dev.idempotency.spring.store.jdbc;
 
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -30,12 +27,10 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
-import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
-import dev.idempotency.core.StoredResponseFormatException;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
@@ -44,14 +39,14 @@ import dev.idempotency.spring.store.FreshKeyClaim;
 import dev.idempotency.spring.store.StoreDurations;
 import dev.idempotency.spring.store.UnclaimedCompletion;
 import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
+import dev.idempotency.spring.store.jdbc.RecordRows.ClaimRow;
+import dev.idempotency.spring.store.jdbc.RecordRows.ExistingRecord;
+import dev.idempotency.spring.store.jdbc.RecordRows.HeldElsewhere;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.transaction.TransactionalStore;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.ResultSetExtractor;
-import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
@@ -76,15 +71,8 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * that a transaction manager bound to the thread.
  * <p>
  * <b>Plain JDBC where it pays.</b> The two statements of every first request, the claim
- * and the completion, run on plain JDBC instead ({@link PositionalStatement}: the same
- * named-parameter text, turned into JDBC text once and bound by position on the same
- * connection). Measured with the HTTP benchmark's A/B harness, the {@code JdbcClient}
- * path cost the tiered first request about 5% of its throughput and of the application's
- * CPU time against hand-written JDBC (docs/benchmarks.md, "The restructuring's tiered
- * cost"); on plain JDBC, the application's CPU time per tiered first request fell from
- * 342 to 317 us and its throughput rose by 7% (same harness, "Plain JDBC for the claim
- * and the completion"). The rarer statements (takeover, release, extension, lookups, the
- * cleanup) stay on the client.
+ * and the completion, run on plain JDBC instead ({@link PositionalStatement}, which
+ * carries the benchmark figure that justifies it), on the same connection.
  * <p>
  * <b>Transactional mode.</b> While a thread's store operations join its transaction
  * ({@link dev.idempotency.spring.transaction.TransactionalClaims}), they run on the
@@ -139,26 +127,6 @@ public class JdbcIdempotencyStore
 	// follows a concurrent writer's commit, so a handful is plenty.
 	private static final int MAX_ACQUIRE_ATTEMPTS = 5;
 
-	private static final Log logger = LogFactory.getLog(JdbcIdempotencyStore.class);
-
-	private static final String STATUS_PROCESSING = "P";
-
-	private static final String STATUS_COMPLETED = "C";
-
-	private static final RowMapper<ClaimRow> CLAIM_ROW = (row, rowNum) -> row.getBoolean("inserted") ? Inserted.ROW
-			: ExistingRecord.of(row, false);
-
-	// held_elsewhere: the key's lock is held by another transaction, which has not
-	// committed a record (no status) or may be changing the committed one
-	private static final RowMapper<ClaimRow> GUARDED_CLAIM_ROW = (row, rowNum) -> {
-		if (row.getBoolean("inserted")) {
-			return Inserted.ROW;
-		}
-		boolean heldElsewhere = row.getBoolean("held_elsewhere");
-		return (heldElsewhere && row.getString("status") == null) ? HeldElsewhere.ROW
-				: ExistingRecord.of(row, heldElsewhere);
-	};
-
 	// the boolean a statement returns, false when it returns no row
 	private static final ResultSetExtractor<Boolean> FIRST_ROW_TRUE = (rows) -> rows.next() && rows.getBoolean(1);
 
@@ -168,7 +136,7 @@ public class JdbcIdempotencyStore
 
 	private volatile JdbcStatements statements = new JdbcStatements(TableName.parse(DEFAULT_TABLE_NAME));
 
-	private volatile StoredResponseCodec codec = new StoredResponseCodec();
+	private volatile RecordRows rows = new RecordRows(new StoredResponseCodec());
 
 	private volatile boolean confirmTakeover = true;
 
@@ -218,7 +186,7 @@ public class JdbcIdempotencyStore
 	 * @param codec the codec, never {@code null}
 	 */
 	public void setCodec(StoredResponseCodec codec) {
-		this.codec = Objects.requireNonNull(codec, "'codec' must not be null");
+		this.rows = new RecordRows(Objects.requireNonNull(codec, "'codec' must not be null"));
 	}
 
 	/**
@@ -347,20 +315,33 @@ public class JdbcIdempotencyStore
 		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		// as in the in-memory store, a record never expires before its first lease lapses
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
-		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		JdbcStatements statements = this.statements;
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
-		PositionalStatement statement = guarded ? statements.acquireGuarded
+		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
+		Object[] values = claim.values(guarded ? statements : null);
+		PositionalStatement insert = guarded ? statements.insertClaimGuarded : statements.insertClaim;
+		PositionalStatement select = guarded ? statements.acquireGuarded
 				: (form == ClaimForm.UNFLUSHED) ? statements.acquireUnflushed : statements.acquire;
-		boolean insertFirst = form == ClaimForm.INSERT_FIRST;
+		RecordRows rows = this.rows;
 		return this.jdbc.run("acquire", (operation) -> {
-			if (insertFirst && insertClaim(operation, statements, claim, guarded)) {
-				return new AcquireResult.Acquired(claim.token());
+			if (form == ClaimForm.INSERT_FIRST) {
+				try (PreparedStatement statement = operation.prepare(insert, values)) {
+					if (statement.executeUpdate() == 1) {
+						return new AcquireResult.Acquired(token);
+					}
+				}
 			}
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				AcquireResult result = attemptAcquire(operation, statements, statement, claim, guarded);
-				if (result != null) {
-					return result;
+				ClaimRow row;
+				try (PreparedStatement statement = operation.prepare(select, values);
+						ResultSet result = statement.executeQuery()) {
+					row = result.next() ? RecordRows.claimRow(result, guarded) : null;
+				}
+				// no row: the conflicting row was committed after our snapshot, look
+				// again
+				AcquireResult decided = (row != null) ? decide(operation, statements, rows, claim, row) : null;
+				if (decided != null) {
+					return decided;
 				}
 			}
 			throw new IdempotencyStoreException("Could not acquire key '" + key + "' after " + MAX_ACQUIRE_ATTEMPTS
@@ -368,13 +349,9 @@ public class JdbcIdempotencyStore
 		});
 	}
 
-	private @Nullable AcquireResult attemptAcquire(Operation operation, JdbcStatements statements,
-			PositionalStatement claimStatement, Claim claim, boolean guarded) throws SQLException {
-		ClaimRow row = claim(operation, statements, claimStatement, claim, guarded);
-		if (row == null) {
-			// the conflicting row was committed after our snapshot: look again
-			return null;
-		}
+	// what the row a claim statement returned means; null to look again
+	private @Nullable AcquireResult decide(Operation operation, JdbcStatements statements, RecordRows rows, Claim claim,
+			ClaimRow row) {
 		if (row == HeldElsewhere.ROW) {
 			// a claim not yet committed, or one being made: its lease is unknown
 			return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
@@ -406,45 +383,8 @@ public class JdbcIdempotencyStore
 		if (existing.processing()) {
 			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, existing.leaseRemainingMillis())));
 		}
-		return new AcquireResult.Replay(decode(existing.response(), claim.key()), toInstant(existing.expiresAt()),
-				timeToLive(existing.ttlMillis()));
-	}
-
-	// the insert of a claim alone: true if it inserted, false if the key has a row (or,
-	// guarded, if its lock is held elsewhere)
-	private static boolean insertClaim(Operation operation, JdbcStatements statements, Claim claim, boolean guarded)
-			throws SQLException {
-		try (PreparedStatement statement = guarded
-				? operation.prepare(statements.insertClaimGuarded, statements.lockKey(claim.id()), claim.id(),
-						claim.key().scope(), claim.key().key(), claim.fingerprintBytes(), claim.owner(),
-						claim.leaseMillis(), claim.ttlMillis(), idleMillis(claim))
-				: operation.prepare(statements.insertClaim, claim.id(), claim.key().scope(), claim.key().key(),
-						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis())) {
-			return statement.executeUpdate() == 1;
-		}
-	}
-
-	// how long the transaction of a guarded claim may sit idle: its request's time-out
-	private static long idleMillis(Claim claim) {
-		return RequestTransactions.timeout(Duration.ofMillis(claim.leaseMillis())).toMillis();
-	}
-
-	// the claim statement, on plain JDBC (see the class comment): the row it returns, or
-	// null when it returned none
-	private static @Nullable ClaimRow claim(Operation operation, JdbcStatements statements,
-			PositionalStatement claimStatement, Claim claim, boolean guarded) throws SQLException {
-		try (PreparedStatement statement = guarded
-				? operation.prepare(claimStatement, statements.lockKey(claim.id()), claim.id(), claim.key().scope(),
-						claim.key().key(), claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(),
-						claim.ttlMillis(), idleMillis(claim))
-				: operation.prepare(claimStatement, claim.id(), claim.key().scope(), claim.key().key(),
-						claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis());
-				ResultSet rows = statement.executeQuery()) {
-			if (!rows.next()) {
-				return null;
-			}
-			return guarded ? GUARDED_CLAIM_ROW.mapRow(rows, 0) : CLAIM_ROW.mapRow(rows, 0);
-		}
+		return new AcquireResult.Replay(rows.response(existing.response(), claim.key()),
+				RecordRows.toInstant(existing.expiresAt()), RecordRows.timeToLive(existing.ttlMillis()));
 	}
 
 	private @Nullable AcquireResult takeOver(JdbcClient client, JdbcStatements statements, Claim claim,
@@ -482,8 +422,8 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(response, "'response' must not be null");
 		long ttlMillis = StoreDurations.toMillis(ttl, "ttl");
 		byte[] id = key.digest();
-		UUID owner = toUuid(token);
-		byte[] encoded = this.codec.encode(response);
+		UUID owner = RecordRows.toUuid(token);
+		byte[] encoded = this.rows.encode(response);
 		PositionalStatement complete = this.statements.complete;
 		PositionalStatement completedByOwner = this.statements.completedByOwner;
 		return this.jdbc.run("complete", (operation) -> {
@@ -514,8 +454,8 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(response, "'response' must not be null");
 		long ttlMillis = StoreDurations.toMillis(ttl, "ttl");
 		byte[] id = key.digest();
-		UUID owner = toUuid(token);
-		byte[] encoded = this.codec.encode(response);
+		UUID owner = RecordRows.toUuid(token);
+		byte[] encoded = this.rows.encode(response);
 		String sql = this.statements.completeUnclaimed;
 		return this.jdbc.execute("complete",
 				(client) -> client.sql(sql)
@@ -534,7 +474,7 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(key, "'key' must not be null");
 		Objects.requireNonNull(token, "'token' must not be null");
 		byte[] id = key.digest();
-		UUID owner = toUuid(token);
+		UUID owner = RecordRows.toUuid(token);
 		String sql = this.statements.release;
 		boolean joining = this.jdbc.isJoining();
 		try {
@@ -558,7 +498,7 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(token, "'token' must not be null");
 		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		byte[] id = key.digest();
-		UUID owner = toUuid(token);
+		UUID owner = RecordRows.toUuid(token);
 		String sql = this.statements.extend;
 		return this.jdbc.execute("extend",
 				(client) -> client.sql(sql)
@@ -573,8 +513,9 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(key, "'key' must not be null");
 		byte[] id = key.digest();
 		String sql = this.statements.find;
+		RecordRows rows = this.rows;
 		return this.jdbc.execute("find",
-				(client) -> client.sql(sql).param("id", id).query((row, rowNum) -> toRecord(row, key)).optional());
+				(client) -> client.sql(sql).param("id", id).query((row, rowNum) -> rows.record(row, key)).optional());
 	}
 
 	@Override
@@ -588,60 +529,6 @@ public class JdbcIdempotencyStore
 	@Override
 	public String name() {
 		return (getClass() == JdbcIdempotencyStore.class) ? "jdbc" : IdempotencyStore.super.name();
-	}
-
-	private IdempotencyRecord toRecord(ResultSet row, IdempotencyKey key) throws SQLException {
-		IdempotencyKey storedKey = new IdempotencyKey(row.getString("scope"), row.getString("idem_key"));
-		boolean completed = STATUS_COMPLETED.equals(row.getString("status"));
-		byte[] response = row.getBytes("response");
-		return new IdempotencyRecord(storedKey, RequestFingerprint.of(row.getBytes("fingerprint")),
-				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING,
-				toOwnerToken(row.getObject("owner_token", UUID.class)),
-				toNullableInstant(row.getObject("created_at", OffsetDateTime.class)),
-				toNullableInstant(row.getObject("lease_expires_at", OffsetDateTime.class)),
-				toInstant(row.getObject("expires_at", OffsetDateTime.class)), completed ? decode(response, key) : null,
-				timeToLive(row.getLong("ttl_ms")));
-	}
-
-	private static Duration timeToLive(long ttlMillis) {
-		return Duration.ofMillis(Math.max(0, ttlMillis));
-	}
-
-	// the request did complete: an unreadable response must neither run it again nor fail
-	// every retry until the record expires
-	private StoredResponse decode(byte @Nullable [] data, IdempotencyKey key) {
-		if (data == null) {
-			logger.warn("Completed record of key '" + key
-					+ "' has no response: answering that it cannot be replayed until the record expires");
-			return StoredResponse.unreadable();
-		}
-		try {
-			return this.codec.decode(data);
-		}
-		catch (StoredResponseFormatException ex) {
-			logger.warn("Stored response of key '" + key + "' cannot be decoded (" + ex.getMessage()
-					+ "): answering that it cannot be replayed until the record expires");
-			return StoredResponse.unreadable();
-		}
-	}
-
-	private static UUID toUuid(OwnerToken token) {
-		return new UUID(token.high(), token.low());
-	}
-
-	private static OwnerToken toOwnerToken(UUID uuid) {
-		return new OwnerToken(uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
-	}
-
-	private static Instant toInstant(@Nullable OffsetDateTime time) {
-		if (time == null) {
-			throw new IdempotencyStoreException("Record has no expiry");
-		}
-		return time.toInstant();
-	}
-
-	private static @Nullable Instant toNullableInstant(@Nullable OffsetDateTime time) {
-		return (time != null) ? time.toInstant() : null;
 	}
 
 	/**
@@ -661,69 +548,21 @@ public class JdbcIdempotencyStore
 
 		static Claim of(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, long leaseMillis,
 				long ttlMillis) {
-			return new Claim(key, key.digest(), fingerprint, fingerprint.toByteArray(), token, toUuid(token),
+			return new Claim(key, key.digest(), fingerprint, fingerprint.toByteArray(), token, RecordRows.toUuid(token),
 					leaseMillis, ttlMillis);
 		}
 
-	}
-
-	/**
-	 * A row of the claim statement: the claim's own insert, or the record that was
-	 * already there.
-	 */
-	private sealed interface ClaimRow permits Inserted, HeldElsewhere, ExistingRecord {
-
-	}
-
-	/**
-	 * The guarded claim statement found the key's lock held and no committed record: a
-	 * transaction not yet committed holds the claim, or another claim is being made.
-	 */
-	private enum HeldElsewhere implements ClaimRow {
-
-		ROW
-
-	}
-
-	/**
-	 * The claim statement inserted the record: the key was free.
-	 */
-	private enum Inserted implements ClaimRow {
-
-		ROW
-
-	}
-
-	/**
-	 * The record that was already there, classified by the database clock.
-	 *
-	 * @param fingerprint the fingerprint of the request that owns the record
-	 * @param processing whether the record is still processing
-	 * @param owner the owner token, compared by a takeover
-	 * @param response the stored response of a completed record
-	 * @param expiresAt when the record expires
-	 * @param expired whether the record expired
-	 * @param lapsed whether the lease lapsed
-	 * @param leaseRemainingMillis how long the lease has to run
-	 * @param ttlMillis how long the record has to live, rounded down
-	 * @param takeoverMarked whether a takeover of the lapsed lease is scheduled
-	 * @param takeoverDue whether the scheduled takeover time has come
-	 * @param takeoverRemainingMillis how long until the scheduled takeover
-	 * @param lockedElsewhere whether another transaction held the key's advisory lock
-	 * when a guarded claim read the record
-	 */
-	private record ExistingRecord(RequestFingerprint fingerprint, boolean processing, UUID owner,
-			byte @Nullable [] response, @Nullable OffsetDateTime expiresAt, boolean expired, boolean lapsed,
-			long leaseRemainingMillis, long ttlMillis, boolean takeoverMarked, boolean takeoverDue,
-			long takeoverRemainingMillis, boolean lockedElsewhere) implements ClaimRow {
-
-		static ExistingRecord of(ResultSet row, boolean lockedElsewhere) throws SQLException {
-			return new ExistingRecord(RequestFingerprint.of(row.getBytes("fingerprint")),
-					STATUS_PROCESSING.equals(row.getString("status")), row.getObject("owner_token", UUID.class),
-					row.getBytes("response"), row.getObject("expires_at", OffsetDateTime.class),
-					row.getBoolean("expired"), row.getBoolean("lapsed"), row.getLong("lease_remaining_ms"),
-					row.getLong("ttl_ms"), row.getBoolean("takeover_marked"), row.getBoolean("takeover_due"),
-					row.getLong("takeover_remaining_ms"), lockedElsewhere);
+		// the values of the claim statements, in their declared order; a guarded claim
+		// also binds the key's lock and how long its transaction may sit idle (its
+		// request's time-out)
+		Object[] values(@Nullable JdbcStatements guardedBy) {
+			if (guardedBy == null) {
+				return new Object[] { this.id, this.key.scope(), this.key.key(), this.fingerprintBytes, this.owner,
+						this.leaseMillis, this.ttlMillis };
+			}
+			return new Object[] { guardedBy.lockKey(this.id), this.id, this.key.scope(), this.key.key(),
+					this.fingerprintBytes, this.owner, this.leaseMillis, this.ttlMillis,
+					RequestTransactions.timeout(Duration.ofMillis(this.leaseMillis)).toMillis() };
 		}
 
 	}

@@ -33,39 +33,35 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.AbstractDataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
-import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.support.SQLExceptionSubclassTranslator;
 import org.springframework.transaction.TransactionTimedOutException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * Runs each operation of a store through a {@link JdbcClient}, on a connection taken for
- * that operation only and outside any transaction of the application.
+ * Runs each operation of a store on one connection: one taken for that operation only and
+ * outside any transaction of the application, or, in the transactional mode
+ * ({@link TransactionalClaims}), the connection of the transaction active on the thread,
+ * which must be one of the store's data source.
  * <p>
  * A claim must be visible to every instance as soon as its statement returns, and must
  * not be rolled back with the caller's business transaction. A {@code JdbcClient} on the
  * application's {@link DataSource} would not do: {@code DataSourceUtils} hands it the
  * connection of a Spring-managed transaction bound to the thread, or binds the connection
  * it takes to the transaction's synchronization until that transaction ends. So the
- * client here is built on a data source of its own that hands out no connection at all:
- * for each operation the runner takes a connection from the application's data source,
- * binds it to the thread under that private data source (as a transaction manager binds
- * its connection) when the operation first asks for the client, and unbinds it
- * afterwards. Every statement of the operation (two for a takeover) runs on that one
- * connection, which is back in the pool when the operation returns. When the pool hands
- * out connections with auto-commit disabled, the operation is committed explicitly. The
- * client turns each statement's named parameters into JDBC placeholders once, not on
- * every call ({@link PreparedOnceJdbcTemplate}). The same connection serves statements
- * run on plain JDBC ({@link Operation#prepare}), for the statements of every first
- * request (see {@link JdbcIdempotencyStore}).
+ * runner's client is built on a data source of its own that hands out no connection at
+ * all: when an operation first asks for the client, the operation's connection is bound
+ * to the thread under that private data source (as a transaction manager binds its
+ * connection; in the transactional mode, the transaction's own holder, with its
+ * time-out), and unbound afterwards. Every statement of the operation (two for a
+ * takeover) runs on that one connection, which is back in the pool when the operation
+ * returns. When the pool hands out connections with auto-commit disabled, the operation
+ * is committed explicitly. The same connection serves the statements run on plain JDBC
+ * ({@link Operation#prepare}), the claim and the completion of every first request (see
+ * {@link JdbcIdempotencyStore}).
  * <p>
  * A new transaction per operation ({@code PROPAGATION_REQUIRES_NEW}) would give the same
  * isolation, but a {@code COMMIT} round trip per operation on top of the statement's own,
  * and a suspension of the application's transaction synchronizations.
- * <p>
- * In the transactional mode ({@link TransactionalClaims}) the statements run instead on
- * the connection of the transaction active on the thread, which must be one of the
- * store's data source, and are committed or rolled back with it.
  * <p>
  * Failures of the database, the pool or the statement are thrown as
  * {@link IdempotencyStoreException}; other runtime exceptions of the work pass through.
@@ -76,11 +72,9 @@ final class JdbcOperationRunner {
 
 	private final DataSource dataSource;
 
-	private final DataSource operationConnections;
+	private final DataSource operationConnections = new OperationConnections();
 
 	private final JdbcClient client;
-
-	private final JdbcClient joiningClient;
 
 	/**
 	 * Create a runner on the given data source.
@@ -88,18 +82,12 @@ final class JdbcOperationRunner {
 	 */
 	JdbcOperationRunner(DataSource dataSource) {
 		this.dataSource = Objects.requireNonNull(dataSource, "'dataSource' must not be null");
-		this.operationConnections = new OperationConnections();
 		JdbcTemplate jdbcTemplate = new JdbcTemplate();
 		jdbcTemplate.setDataSource(this.operationConnections);
 		// translates by exception class only: no metadata lookup on the data source
 		jdbcTemplate.setExceptionTranslator(new SQLExceptionSubclassTranslator());
 		jdbcTemplate.afterPropertiesSet();
-		this.client = JdbcClient.create(new PreparedOnceJdbcTemplate(jdbcTemplate));
-		JdbcTemplate joining = new JdbcTemplate();
-		joining.setDataSource(this.dataSource);
-		joining.setExceptionTranslator(new SQLExceptionSubclassTranslator());
-		joining.afterPropertiesSet();
-		this.joiningClient = JdbcClient.create(new PreparedOnceJdbcTemplate(joining));
+		this.client = JdbcClient.create(jdbcTemplate);
 	}
 
 	/**
@@ -112,11 +100,10 @@ final class JdbcOperationRunner {
 	}
 
 	/**
-	 * Run one operation on a connection of its own.
+	 * Run one operation whose statements all run through the client.
 	 * @param <T> the result type
 	 * @param operation the name of the operation, for the exception message
-	 * @param work the statements of the operation, run with a client whose statements all
-	 * use the operation's connection
+	 * @param work the statements of the operation
 	 * @return the result of the work
 	 * @throws IdempotencyStoreException if the database or the pool fails
 	 */
@@ -125,8 +112,8 @@ final class JdbcOperationRunner {
 	}
 
 	/**
-	 * Run one operation on a connection of its own, with its statements run through the
-	 * operation's client or on plain JDBC.
+	 * Run one operation, with its statements run through the operation's client or on
+	 * plain JDBC.
 	 * @param <T> the result type
 	 * @param operation the name of the operation, for the exception message
 	 * @param work the statements of the operation
@@ -134,30 +121,29 @@ final class JdbcOperationRunner {
 	 * @throws IdempotencyStoreException if the database or the pool fails
 	 */
 	<T> T run(String operation, Work<T> work) {
-		if (TransactionalClaims.isActive()) {
-			return runInTransaction(operation, work);
-		}
-		try (Connection connection = this.dataSource.getConnection()) {
-			boolean autoCommit = connection.getAutoCommit();
-			Operation statements = new Operation(connection, this.client, null, this.operationConnections);
-			try {
-				T result = work.run(statements);
-				if (!autoCommit) {
-					connection.commit();
-				}
-				return result;
+		try {
+			if (TransactionalClaims.isActive()) {
+				return runInTransaction(operation, work);
 			}
-			catch (SQLException | RuntimeException ex) {
-				if (!autoCommit) {
-					rollbackQuietly(connection, ex);
+			try (Connection connection = this.dataSource.getConnection()) {
+				boolean autoCommit = connection.getAutoCommit();
+				try {
+					T result = runOn(connection, null, work);
+					if (!autoCommit) {
+						connection.commit();
+					}
+					return result;
 				}
-				throw ex;
-			}
-			finally {
-				statements.unbind();
+				catch (SQLException | RuntimeException ex) {
+					if (!autoCommit) {
+						rollbackQuietly(connection, ex);
+					}
+					throw ex;
+				}
 			}
 		}
-		catch (SQLException ex) {
+		catch (SQLException | TransactionTimedOutException ex) {
+			// a time-out: the transaction's, the policy's lock timeout, has passed
 			throw failure(operation, ex, ex);
 		}
 		catch (DataAccessException ex) {
@@ -167,24 +153,23 @@ final class JdbcOperationRunner {
 
 	// the transactional mode: the statements run on the connection of the transaction,
 	// which commits or rolls them back with the application's own work
-	private <T> T runInTransaction(String operation, Work<T> work) {
+	private <T> T runInTransaction(String operation, Work<T> work) throws SQLException {
 		if (!(TransactionSynchronizationManager.getResource(this.dataSource) instanceof ConnectionHolder holder)) {
 			throw new IdempotencyStoreException("PostgreSQL " + operation
 					+ " failed: the transaction active on the thread holds no connection of the store's DataSource,"
 					+ " so the claim could not commit with it");
 		}
+		return runOn(holder.getConnection(), holder, work);
+	}
+
+	private <T> T runOn(Connection connection, @Nullable ConnectionHolder transaction, Work<T> work)
+			throws SQLException {
+		Operation statements = new Operation(connection, transaction);
 		try {
-			return work.run(new Operation(holder.getConnection(), this.joiningClient, this.dataSource, null));
+			return work.run(statements);
 		}
-		catch (SQLException ex) {
-			throw failure(operation, ex, ex);
-		}
-		catch (DataAccessException ex) {
-			throw failure(operation, ex.getMostSpecificCause(), ex);
-		}
-		catch (TransactionTimedOutException ex) {
-			// the transaction's time-out, the policy's lock timeout, has passed
-			throw failure(operation, ex, ex);
+		finally {
+			statements.unbind();
 		}
 	}
 
@@ -250,51 +235,40 @@ final class JdbcOperationRunner {
 	 * mode. Statements run through {@link #client()} or, prepared by {@link #prepare}, on
 	 * plain JDBC; either way on the same connection.
 	 */
-	static final class Operation {
+	final class Operation {
 
 		private final Connection connection;
 
-		private final JdbcClient client;
-
-		// the transaction's data source, whose time-out applies to each statement
-		private final @Nullable DataSource transactionDataSource;
-
-		// the key under which the client finds the operation's own connection; null in
-		// the transactional mode, where the client finds the transaction's
-		private final @Nullable DataSource bindingKey;
+		// the transaction's holder, whose time-out applies to each statement; null for a
+		// connection of the operation's own
+		private final @Nullable ConnectionHolder transaction;
 
 		private boolean bound;
 
-		Operation(Connection connection, JdbcClient client, @Nullable DataSource transactionDataSource,
-				@Nullable DataSource bindingKey) {
+		private Operation(Connection connection, @Nullable ConnectionHolder transaction) {
 			this.connection = connection;
-			this.client = client;
-			this.transactionDataSource = transactionDataSource;
-			this.bindingKey = bindingKey;
+			this.transaction = transaction;
 		}
 
 		/**
 		 * Return a client whose statements run on the operation's connection. The
-		 * operation's own connection is bound to the thread for the client on the first
-		 * call only, so that an operation run on plain JDBC alone (every first request's)
-		 * leaves the thread's resources alone.
+		 * connection is bound to the thread for the client on the first call only, so
+		 * that an operation run on plain JDBC alone (every first request's) leaves the
+		 * thread's resources alone.
 		 * @return the client
 		 */
 		JdbcClient client() {
-			if (this.bindingKey != null && !this.bound) {
-				TransactionSynchronizationManager.bindResource(this.bindingKey, new ConnectionHolder(this.connection));
+			if (!this.bound) {
+				TransactionSynchronizationManager.bindResource(JdbcOperationRunner.this.operationConnections,
+						(this.transaction != null) ? this.transaction : new ConnectionHolder(this.connection));
 				this.bound = true;
 			}
-			return this.client;
+			return JdbcOperationRunner.this.client;
 		}
 
-		/**
-		 * Unbind the operation's own connection from the thread, if {@link #client()}
-		 * bound it.
-		 */
-		void unbind() {
-			if (this.bindingKey != null && this.bound) {
-				TransactionSynchronizationManager.unbindResource(this.bindingKey);
+		private void unbind() {
+			if (this.bound) {
+				TransactionSynchronizationManager.unbindResource(JdbcOperationRunner.this.operationConnections);
 				this.bound = false;
 			}
 		}
@@ -310,9 +284,9 @@ final class JdbcOperationRunner {
 		 */
 		PreparedStatement prepare(PositionalStatement statement, Object... values) throws SQLException {
 			PreparedStatement prepared = statement.prepare(this.connection, values);
-			if (this.transactionDataSource != null) {
+			if (this.transaction != null && this.transaction.hasTimeout()) {
 				try {
-					DataSourceUtils.applyTransactionTimeout(prepared, this.transactionDataSource);
+					prepared.setQueryTimeout(this.transaction.getTimeToLiveInSeconds());
 				}
 				catch (SQLException | RuntimeException ex) {
 					prepared.close();

@@ -53,33 +53,33 @@ final class JdbcStatements {
 	// Claims an absent key or, when a row is there, returns it classified by the
 	// database clock, in one round trip. If the conflicting row was committed after this
 	// statement's snapshot, neither branch returns a row and the caller tries again.
-	private static final String ACQUIRE = """
+	// %RELAXED% and %CLAIMED% tell ACQUIRE and ACQUIRE_UNFLUSHED apart.
+	private static final String CLAIM_OR_READ = """
 			WITH ins AS (
 				%INSERT_CLAIM%
 				RETURNING 1
-			)
+			)%RELAXED%
 			SELECT true AS inserted, NULL::bytea AS fingerprint, NULL::text AS status,
 				NULL::uuid AS owner_token, NULL::bytea AS response, NULL::timestamptz AS expires_at,
 				false AS expired, false AS lapsed, NULL::bigint AS lease_remaining_ms, NULL::bigint AS ttl_ms,
 				false AS takeover_marked, false AS takeover_due, NULL::bigint AS takeover_remaining_ms
-			FROM ins
+			FROM %CLAIMED%
 			UNION ALL
 			SELECT false, %EXISTING_RECORD%
 			FROM %TABLE% t
 			WHERE t.id = :id AND NOT EXISTS (SELECT 1 FROM ins)
 			""".replace("%INSERT_CLAIM%", INSERT_CLAIM).replace("%EXISTING_RECORD%", EXISTING_RECORD);
 
+	private static final String ACQUIRE = CLAIM_OR_READ.replace("%RELAXED%", "").replace("%CLAIMED%", "ins");
+
 	// The claim committed without waiting for its WAL flush. set_config(..., true) lasts
 	// until the end of the statement's transaction, its commit; it is evaluated once per
 	// inserted row, so a claim that inserts nothing (and the takeover that may follow it
 	// on the same connection) keeps the synchronous commit.
-	private static final String ACQUIRE_UNFLUSHED = replaceOnce(replaceOnce(ACQUIRE, "FROM ins\n", "FROM relaxed\n"),
-			"RETURNING 1\n)\n", """
-					RETURNING 1
-					), relaxed AS (
-						SELECT set_config('synchronous_commit', 'off', true) FROM ins
-					)
-					""");
+	private static final String ACQUIRE_UNFLUSHED = CLAIM_OR_READ.replace("%RELAXED%", """
+			, relaxed AS (
+				SELECT set_config('synchronous_commit', 'off', true) FROM ins
+			)""").replace("%CLAIMED%", "relaxed");
 
 	// The key's advisory lock, taken if free, for the guarded claims below. The claim
 	// also bounds how long its transaction may then sit idle (a handler hung outside the
@@ -235,16 +235,6 @@ final class JdbcStatements {
 			WHERE id = :id
 			RETURNING expires_at > now()
 			""";
-
-	// the text with its one occurrence of target replaced; a statement built from
-	// another must fail loudly, not silently, when that other one changes
-	private static String replaceOnce(String text, String target, String replacement) {
-		int at = text.indexOf(target);
-		if (at < 0 || text.indexOf(target, at + 1) >= 0) {
-			throw new IllegalStateException("Expected '" + target + "' once in " + text);
-		}
-		return text.substring(0, at) + replacement + text.substring(at + target.length());
-	}
 
 	final TableName table;
 

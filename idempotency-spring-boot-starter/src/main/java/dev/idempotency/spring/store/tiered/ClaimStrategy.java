@@ -111,4 +111,21 @@ interface ClaimStrategy {
 	 */
 	Optional<IdempotencyRecord> find(IdempotencyKey key, Optional<IdempotencyRecord> durableRecord);
 
+	/**
+	 * Release the fast tier's claim of an acquisition whose settlement failed: nothing
+	 * will run, so the claim must not block the retries.
+	 * @param fast the fast tier
+	 * @param key the key
+	 * @param token the owner token the fast tier holds the claim for
+	 * @param failure the failure of the settlement
+	 * @return the failure, to throw, with a failure of the release suppressed in it
+	 */
+	static RuntimeException undoClaim(FastTier fast, IdempotencyKey key, OwnerToken token, RuntimeException failure) {
+		RuntimeException releaseFailure = fast.undoClaim(key, token);
+		if (releaseFailure != null) {
+			failure.addSuppressed(releaseFailure);
+		}
+		return failure;
+	}
+
 }

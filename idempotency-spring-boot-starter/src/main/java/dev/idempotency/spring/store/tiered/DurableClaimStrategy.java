@@ -100,12 +100,7 @@ final class DurableClaimStrategy implements ClaimStrategy {
 			}
 		}
 		catch (RuntimeException ex) {
-			// nothing will run: do not leave our claim blocking the retries
-			RuntimeException releaseFailure = this.fast.undoClaim(key, token);
-			if (releaseFailure != null) {
-				ex.addSuppressed(releaseFailure);
-			}
-			throw ex;
+			throw ClaimStrategy.undoClaim(this.fast, key, token, ex);
 		}
 		if (result instanceof AcquireResult.Acquired && TransactionalClaims.isActive()) {
 			// the durable claim is the transaction's: the fast one must not outlive a

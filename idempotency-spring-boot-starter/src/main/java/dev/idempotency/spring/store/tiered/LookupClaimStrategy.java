@@ -96,11 +96,7 @@ final class LookupClaimStrategy implements ClaimStrategy {
 			found = this.durable.find(key);
 		}
 		catch (RuntimeException ex) {
-			RuntimeException releaseFailure = this.fast.undoClaim(key, token);
-			if (releaseFailure != null) {
-				ex.addSuppressed(releaseFailure);
-			}
-			throw ex;
+			throw ClaimStrategy.undoClaim(this.fast, key, token, ex);
 		}
 		if (found.isEmpty()) {
 			register(key, fingerprint, token, lease, ttl);

@@ -65,10 +65,11 @@ local function has_header(value)
 	return state == ${PROCESSING} or state == ${COMPLETED}
 end
 
--- The header of the record at key when the caller's token owns it: returns the header
--- (one byte longer for a completed record) and the state, or nil and the script's answer:
--- 0 when the record is absent or another owner's, -1 when it cannot be read.
-local function owned_header(key, token)
+-- The header of the record at key when the caller's token owns it (and, with
+-- processing_only, the record is still processing): returns the header (one byte longer
+-- for a completed record) and the state, or nil and the script's answer: 0 when the record
+-- is absent, another owner's or (processing_only) completed, -1 when it cannot be read.
+local function owned_header(key, token, processing_only)
 	-- GETRANGE counts from 0 and includes its end: the header and one byte more
 	local header = redis.call('GETRANGE', key, 0, ${HEADER})
 	if #header == 0 then
@@ -83,6 +84,9 @@ local function owned_header(key, token)
 		return nil, -1
 	end
 	if string.sub(header, ${OWNER_AT}, ${OWNER_END}) ~= token then
+		return nil, 0
+	end
+	if processing_only and state ~= ${PROCESSING} then
 		return nil, 0
 	end
 	return header, state

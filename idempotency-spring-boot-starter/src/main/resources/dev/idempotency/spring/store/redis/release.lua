@@ -17,12 +17,9 @@
 -- ARGV[1] owner token (16 bytes)
 -- returns 1 released | 0 not the owner or not processing | -1 unreadable record
 local key = KEYS[1]
-local header, state = owned_header(key, ARGV[1])
+local header, refused = owned_header(key, ARGV[1], true)
 if not header then
-	return state
-end
-if state ~= ${PROCESSING} then
-	return 0
+	return refused
 end
 redis.call('DEL', key)
 return 1

@@ -19,7 +19,6 @@ package dev.idempotency.spring.store.jdbc;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.util.List;
 
 import javax.sql.DataSource;
@@ -143,48 +142,6 @@ class JdbcOperationRunnerIT {
 	}
 
 	@Test
-	void statementOfPlainValuesIsTurnedIntoJdbcTextOnce() {
-		CountingDataSource counting = new CountingDataSource(database.dataSource());
-		JdbcOperationRunner runner = new JdbcOperationRunner(counting.dataSource());
-		runner.execute("insert", (client) -> client.sql(INSERT).param("id", 1).update());
-		runner.execute("insert", (client) -> client.sql(INSERT).param("id", 2).update());
-		List<String> prepared = counting.takeStatements();
-		assertThat(prepared).hasSize(2).allMatch("INSERT INTO runner_row (id) VALUES (?)"::equals);
-		// the same text each time, so the driver finds its prepared statement without
-		// reading the text again
-		assertThat(prepared.get(1)).isSameAs(prepared.get(0));
-		assertThat(idsSeenByAnotherConnection()).containsExactly(1, 2);
-	}
-
-	@Test
-	void collectionParameterStillExpandsIntoOnePlaceholderPerElement() {
-		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
-		String insertTwo = "INSERT INTO runner_row (id) VALUES (:first), (:second)";
-		runner.execute("insert", (client) -> client.sql(insertTwo).param("first", 1).param("second", 2).update());
-		runner.execute("insert", (client) -> client.sql(insertTwo).param("first", 3).param("second", 4).update());
-		String select = "SELECT id FROM runner_row WHERE id IN (:ids) ORDER BY id";
-		List<Integer> three = runner.execute("select",
-				(client) -> client.sql(select).param("ids", List.of(1, 2, 4)).query(Integer.class).list());
-		List<Integer> one = runner.execute("select",
-				(client) -> client.sql(select).param("ids", List.of(3)).query(Integer.class).list());
-		assertThat(three).containsExactly(1, 2, 4);
-		assertThat(one).containsExactly(3);
-	}
-
-	@Test
-	void typedParameterIsBoundWithItsType() {
-		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
-		String select = "SELECT CAST(:value AS text)";
-		String untyped = runner.execute("select",
-				(client) -> client.sql(select).param("value", 7).query(String.class).single());
-		String typed = runner.execute("select",
-				(client) -> client.sql(select).param("value", "8", Types.INTEGER).query(String.class).single());
-		String untypedAgain = runner.execute("select",
-				(client) -> client.sql(select).param("value", 9).query(String.class).single());
-		assertThat(List.of(untyped, typed, untypedAgain)).containsExactly("7", "8", "9");
-	}
-
-	@Test
 	void plainStatementRunsOnTheOperationsConnectionWithEachValueInEveryPlaceOfItsName() {
 		CountingDataSource counting = new CountingDataSource(database.dataSource());
 		JdbcOperationRunner runner = new JdbcOperationRunner(counting.dataSource());
@@ -260,13 +217,18 @@ class JdbcOperationRunnerIT {
 		TransactionTemplate transaction = new TransactionTemplate(
 				new DataSourceTransactionManager(database.dataSource()));
 		transaction.executeWithoutResult((status) -> {
+			int resources = TransactionSynchronizationManager.getResourceMap().size();
 			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
-				runner.run("insert", (operation) -> {
+				Integer seen = runner.run("insert", (operation) -> {
 					try (PreparedStatement statement = operation.prepare(insert, 1)) {
-						return statement.executeUpdate();
+						statement.executeUpdate();
 					}
+					// the client runs on the transaction's connection too
+					return operation.client().sql("SELECT count(*) FROM runner_row").query(Integer.class).single();
 				});
+				assertThat(seen).isOne();
 			}
+			assertThat(TransactionSynchronizationManager.getResourceMap()).hasSize(resources);
 			assertThat(idsSeenByAnotherConnection()).isEmpty();
 			status.setRollbackOnly();
 		});
@@ -282,6 +244,13 @@ class JdbcOperationRunnerIT {
 							return statement.execute();
 						}
 					});
+				}
+			}))
+			.withMessageContaining("cancel");
+		assertThatExceptionOfType(IdempotencyStoreException.class)
+			.isThrownBy(() -> transaction.executeWithoutResult((status) -> {
+				try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
+					runner.execute("sleep", (client) -> client.sql("SELECT pg_sleep(30)").query(String.class).single());
 				}
 			}))
 			.withMessageContaining("cancel");
