@@ -298,6 +298,10 @@ class IdempotencyEngineTests {
 			Execution current = execute(other, key, "a", SHORT_LEASE);
 			this.store.failExtend = false;
 			awaitOwnershipLost(old);
+			// the heartbeat's thread marks the loss before it tells the listener
+			for (int i = 0; i < 100 && !events.contains("lost"); i++) {
+				Thread.sleep(50);
+			}
 			assertThat(old.complete(response(200, "late"))).isEqualTo(CompletionOutcome.FENCED);
 			assertThat(current.complete(response(201, "current"))).isEqualTo(CompletionOutcome.STORED);
 		}
