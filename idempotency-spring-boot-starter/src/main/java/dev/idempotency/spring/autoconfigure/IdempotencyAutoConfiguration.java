@@ -85,7 +85,9 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * each request to an idempotent endpoint, with a unique
  * {@code IdempotencyObservationConvention} bean as its convention; that observation is
  * also the source of the request metrics (see
- * {@link IdempotencyMetricsAutoConfiguration}).
+ * {@link IdempotencyMetricsAutoConfiguration}). The convention is the filter's only:
+ * calls of methods, of the template and of Kafka listeners are observed with the default
+ * one (see {@link IdempotencyMethodAutoConfiguration}).
  *
  * @author Idempotency contributors
  * @since 0.1.0
