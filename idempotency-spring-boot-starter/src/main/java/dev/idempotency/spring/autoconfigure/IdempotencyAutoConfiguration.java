@@ -26,6 +26,7 @@ import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.ReplayCachingStore;
 import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
@@ -33,7 +34,6 @@ import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
-import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletRequestListener;
@@ -87,7 +87,9 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
  * each request to an idempotent endpoint, with a unique
  * {@code IdempotencyObservationConvention} bean as its convention; that observation is
  * also the source of the request metrics (see
- * {@link IdempotencyMetricsAutoConfiguration}).
+ * {@link IdempotencyMetricsAutoConfiguration}). The convention is the filter's only:
+ * calls of methods, of the template and of Kafka listeners are observed with the default
+ * one (see {@link IdempotencyMethodAutoConfiguration}).
  *
  * @author Idempotency contributors
  * @since 0.1.0

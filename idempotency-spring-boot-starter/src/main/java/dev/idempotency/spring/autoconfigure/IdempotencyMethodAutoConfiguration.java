@@ -27,6 +27,7 @@ import dev.idempotency.spring.method.IdempotentMethodAdvisor;
 import dev.idempotency.spring.method.IdempotentMethodInterceptor;
 import dev.idempotency.spring.method.IdempotentResultCodec;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
+import io.micrometer.observation.ObservationRegistry;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.aop.config.AopConfigUtils;
@@ -59,6 +60,8 @@ import org.springframework.util.function.SingletonSupplier;
  * handled has the request's scope by default (its principal, say). It applies to a Spring
  * MVC application and to an application that is not a web application (a message
  * consumer, say), wherever {@link IdempotencyAutoConfiguration} configured the engine.
+ * With a unique {@code ObservationRegistry} bean, each call (of the template, of a
+ * method, of a Kafka listener) is observed as {@code idempotency.call}.
  * <p>
  * The advisor is an infrastructure bean, created before the other beans are, so it
  * reaches the template (and through it the engine and the store) only when the first
@@ -83,10 +86,12 @@ public final class IdempotencyMethodAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyTemplate idempotencyTemplate(IdempotencyEngine engine, NamedPolicies policies,
 			ObjectProvider<JsonMapper> jsonMapper, IdempotencyProperties properties, ListableBeanFactory beanFactory,
-			ObjectProvider<IdempotentResultCodec> resultCodecs) {
+			ObjectProvider<IdempotentResultCodec> resultCodecs,
+			ObjectProvider<ObservationRegistry> observationRegistry) {
 		IdempotencyTemplate template = new IdempotencyTemplate(engine, policies,
 				jsonMapper.getIfUnique(() -> JsonMapper.builder().build()));
 		template.setResultCodecs(resultCodecs.orderedStream().toList());
+		observationRegistry.ifUnique(template::setObservationRegistry);
 		PolicyMapper mapper = new PolicyMapper(properties);
 		Map<String, List<Class<? extends Throwable>>> deterministic = mapper.deterministicExceptions(policies);
 		// each policy alone first, so that a type that cannot be used names its property

@@ -36,7 +36,14 @@ import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
 import dev.idempotency.spring.method.StoredResults.NotStorableException;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyEntryPoint;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
+import dev.idempotency.spring.observation.IdempotencyOutcome;
 import dev.idempotency.spring.transaction.TransactionalClaims;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -89,6 +96,11 @@ import org.springframework.util.ClassUtils;
  * back, so that a retry never replays work that was rolled back. A policy that is
  * {@code transactional} is refused: its claim would have to join a transaction the
  * template does not own.
+ * <p>
+ * <b>Observations.</b> With an {@link #setObservationRegistry(ObservationRegistry)
+ * observation registry}, each call is observed as the {@code idempotency.call}
+ * observation of {@link IdempotencyObservationDocumentation}, tagged with its outcome and
+ * where it came in ({@code template}, {@code method} or {@code kafka}).
  * <p>
  * Instances are immutable once configured and thread-safe; the {@code with...} methods
  * return views that share the engine and settings.
@@ -199,6 +211,31 @@ public final class IdempotencyTemplate {
 	}
 
 	/**
+	 * Set the registry that observes each call; by default
+	 * {@link ObservationRegistry#NOOP}: no observation, at no cost. Configure it before
+	 * the template is used.
+	 * @param observationRegistry the registry, never {@code null}
+	 * @since 0.1.0
+	 * @see IdempotencyObservationDocumentation#IDEMPOTENT_CALL
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.settings.observationRegistry = Objects.requireNonNull(observationRegistry,
+				"'observationRegistry' must not be null");
+	}
+
+	/**
+	 * Set a convention for the observations of calls that replaces the
+	 * {@link DefaultIdempotencyObservationConvention} named
+	 * {@value DefaultIdempotencyObservationConvention#CALL_NAME}. Configure it before the
+	 * template is used.
+	 * @param observationConvention the convention, or {@code null} for the default
+	 * @since 0.1.0
+	 */
+	public void setObservationConvention(@Nullable IdempotencyObservationConvention observationConvention) {
+		this.settings.observationConvention = observationConvention;
+	}
+
+	/**
 	 * Return a view of this template that uses the given policy.
 	 * @param policy the name of a configured policy
 	 * @return the view
@@ -280,7 +317,8 @@ public final class IdempotencyTemplate {
 		Objects.requireNonNull(resultType, "'resultType' must not be null");
 		Objects.requireNonNull(operation, "'operation' must not be null");
 		try {
-			return (T) call(this.policy, operationName(), this.scope, key, request, resultType, operation::get);
+			return (T) call(IdempotencyEntryPoint.TEMPLATE, this.policy, operationName(), this.scope, key, request,
+					resultType, operation::get);
 		}
 		catch (RuntimeException | Error ex) {
 			throw ex;
@@ -297,6 +335,7 @@ public final class IdempotencyTemplate {
 
 	/**
 	 * Run a call once for its key: what the template and the method interceptor share.
+	 * @param entryPoint where the call came in, for its observation
 	 * @param policyName the policy
 	 * @param operation the operation's name
 	 * @param scope the scope in its stored form, or {@code null} for the default one
@@ -307,22 +346,36 @@ public final class IdempotencyTemplate {
 	 * @return the result or the stored one
 	 * @throws Throwable what the call threw, or the stored exception
 	 */
-	@Nullable Object call(String policyName, String operation, @Nullable String scope, @Nullable String clientKey,
-			@Nullable Object request, Type resultType, Action action) throws Throwable {
+	@Nullable Object call(IdempotencyEntryPoint entryPoint, String policyName, String operation, @Nullable String scope,
+			@Nullable String clientKey, @Nullable Object request, Type resultType, Action action) throws Throwable {
 		NamedPolicy policy = this.settings.policy(policyName);
-		IdempotencyKey key = key(operation, scope, clientKey);
-		Call call = new Call(key, policy.maxResponseBody(), this.settings.deterministic(policyName), resultType,
-				action);
-		RequestFingerprint fingerprint = fingerprint(policy, key, operation, request);
-		boolean joined = TRANSACTIONS_PRESENT && TransactionalClaims.isActive();
-		return this.settings.engine.begin(key, fingerprint, policy.call(joined)).handle(call);
+		CallObservation observation = CallObservation.start(this.settings.observationRegistry,
+				this.settings.observationConvention, entryPoint, policyName);
+		try (Observation.Scope observed = observation.openScope()) {
+			IdempotencyKey key = key(operation, scope, clientKey, observation);
+			Call call = new Call(key, policy.maxResponseBody(), this.settings.deterministic(policyName), resultType,
+					action, observation);
+			RequestFingerprint fingerprint = fingerprint(policy, key, operation, request);
+			boolean joined = TRANSACTIONS_PRESENT && TransactionalClaims.isActive();
+			return this.settings.engine.begin(key, fingerprint, policy.call(joined)).handle(call);
+		}
+		catch (Throwable ex) {
+			observation.error(ex);
+			throw ex;
+		}
+		finally {
+			observation.stop();
+		}
 	}
 
-	private IdempotencyKey key(String operation, @Nullable String scope, @Nullable String clientKey) {
+	private IdempotencyKey key(String operation, @Nullable String scope, @Nullable String clientKey,
+			CallObservation observation) {
 		if (clientKey == null || clientKey.isEmpty()) {
+			observation.outcome(IdempotencyOutcome.MISSING_KEY);
 			throw new InvalidIdempotencyKeyException("The idempotency key of operation '" + operation + "' is missing");
 		}
 		if (!IdempotencyKey.isValidKey(clientKey)) {
+			observation.outcome(IdempotencyOutcome.INVALID_KEY);
 			throw new InvalidIdempotencyKeyException("The idempotency key of operation '" + operation
 					+ "' must be 1 to " + IdempotencyKey.MAX_KEY_LENGTH + " characters of visible ASCII (0x21-0x7E)");
 		}
@@ -430,19 +483,23 @@ public final class IdempotencyTemplate {
 
 		private final Action action;
 
-		Call(IdempotencyKey key, int maxResultSize, DeterministicExceptions deterministic, Type declared,
-				Action action) {
+		private final CallObservation observation;
+
+		Call(IdempotencyKey key, int maxResultSize, DeterministicExceptions deterministic, Type declared, Action action,
+				CallObservation observation) {
 			this.key = key;
 			this.maxResultSize = maxResultSize;
 			this.deterministic = deterministic;
 			this.declared = declared;
 			this.type = IdempotencyTemplate.this.settings.jsonMapper.constructType(declared);
 			this.action = action;
+			this.observation = observation;
 		}
 
 		@Override
 		public @Nullable Object execute(Decision.Execute decision) throws Throwable {
 			Execution execution = decision.execution();
+			this.observation.executing(execution);
 			StoredResults results = IdempotencyTemplate.this.settings.results;
 			Object result;
 			try {
@@ -468,28 +525,33 @@ public final class IdempotencyTemplate {
 
 		@Override
 		public @Nullable Object replay(Decision.Replay decision) throws Throwable {
+			this.observation.outcome(IdempotencyOutcome.REPLAYED);
 			return IdempotencyTemplate.this.settings.results.read(this.key, decision.response(), this.declared,
 					this.type, this.deterministic);
 		}
 
 		@Override
 		public @Nullable Object inProgress(Decision.InProgress decision) {
+			this.observation.outcome(IdempotencyOutcome.IN_PROGRESS);
 			throw new IdempotentCallInProgressException(this.key, decision.retryAfter());
 		}
 
 		@Override
 		public @Nullable Object mismatch(Decision.Mismatch decision) {
+			this.observation.outcome(IdempotencyOutcome.MISMATCH);
 			throw new IdempotencyKeyReusedException(this.key);
 		}
 
 		@Override
 		public @Nullable Object unavailable(Decision.Unavailable decision) {
+			this.observation.outcome(IdempotencyOutcome.STORE_UNAVAILABLE);
 			throw new IdempotencyStoreUnavailableException(this.key, decision.retryAfter(), decision.cause());
 		}
 
 		@Override
 		public @Nullable Object unprotected(Decision.Unprotected decision) throws Throwable {
 			// fail-open: the engine has logged it; run without protection
+			this.observation.outcome(IdempotencyOutcome.FAIL_OPEN);
 			return this.action.run();
 		}
 
@@ -521,6 +583,10 @@ public final class IdempotencyTemplate {
 		private volatile Map<String, DeterministicExceptions> deterministic = Map.of();
 
 		private volatile Supplier<String> defaultScope = () -> IdempotencyKey.GLOBAL_SCOPE;
+
+		private volatile ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+		private volatile @Nullable IdempotencyObservationConvention observationConvention;
 
 		Settings(IdempotencyEngine engine, NamedPolicies policies, StoredResults results, JsonMapper jsonMapper) {
 			this.engine = engine;

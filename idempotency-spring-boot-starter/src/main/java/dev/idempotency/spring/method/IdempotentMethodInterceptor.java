@@ -28,6 +28,7 @@ import java.util.function.Supplier;
 
 import dev.idempotency.core.IdempotencyScopes;
 import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.observation.IdempotencyEntryPoint;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -138,17 +139,19 @@ public final class IdempotentMethodInterceptor implements MethodInterceptor {
 		}
 		if (!method.listener) {
 			return this.template.get()
-				.call(method.policy, method.operation, scope, key, request, method.resultType, invocation::proceed);
+				.call(IdempotencyEntryPoint.METHOD, method.policy, method.operation, scope, key, request,
+						method.resultType, invocation::proceed);
 		}
 		// a listener's record whose key or fingerprint cannot be had:
 		// name the listener, for the error handler's log
 		boolean[] ran = new boolean[1];
 		try {
 			return this.template.get()
-				.call(method.policy, method.operation, scope, key, request, method.resultType, () -> {
-					ran[0] = true;
-					return invocation.proceed();
-				});
+				.call(IdempotencyEntryPoint.KAFKA, method.policy, method.operation, scope, key, request,
+						method.resultType, () -> {
+							ran[0] = true;
+							return invocation.proceed();
+						});
 		}
 		catch (InvalidIdempotencyKeyException | InvalidIdempotentRequestException ex) {
 			if (ran[0]) {

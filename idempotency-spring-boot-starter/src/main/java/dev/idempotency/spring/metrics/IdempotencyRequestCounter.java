@@ -20,8 +20,9 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
-import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
-import dev.idempotency.spring.web.observation.IdempotencyOutcome;
+import dev.idempotency.spring.observation.IdempotencyEntryPoint;
+import dev.idempotency.spring.observation.IdempotencyObservationContext;
+import dev.idempotency.spring.observation.IdempotencyOutcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
@@ -39,7 +40,9 @@ import io.micrometer.observation.ObservationHandler;
  * span, and this handler into the counter that dashboards and alerts read. A request
  * whose observation is switched off (an {@code ObservationPredicate}, such as
  * {@code management.observations.enable.idempotency=false}) is not counted either. A
- * request that failed before the filter decided its outcome is not counted.
+ * request that failed before the filter decided its outcome is not counted. Calls of
+ * methods, of the template and of Kafka listeners are not counted here: their
+ * {@code idempotency.call} timer counts them.
  * <p>
  * Thread-safe. Counters are created once per policy and cached, so that counting a
  * request does not allocate.
@@ -70,7 +73,8 @@ public final class IdempotencyRequestCounter implements ObservationHandler<Idemp
 
 	@Override
 	public boolean supportsContext(Observation.Context context) {
-		return context instanceof IdempotencyObservationContext;
+		return context instanceof IdempotencyObservationContext idempotency
+				&& idempotency.getEntryPoint() == IdempotencyEntryPoint.HTTP;
 	}
 
 	@Override

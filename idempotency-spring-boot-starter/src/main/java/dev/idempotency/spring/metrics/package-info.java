@@ -16,9 +16,9 @@
 
 /**
  * Micrometer meters: the request counter, fed by the filter's observation (see
- * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}),
- * and the meters that no observation provides: store operation timers, fencing rejections
- * and the tiered store's fallbacks and circuit breaker.
+ * {@link dev.idempotency.spring.observation.IdempotencyObservationDocumentation}), and
+ * the meters that no observation provides: store operation timers, fencing rejections and
+ * the tiered store's fallbacks and circuit breaker.
  */
 @NullMarked
 package dev.idempotency.spring.metrics;

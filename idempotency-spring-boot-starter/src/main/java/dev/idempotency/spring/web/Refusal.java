@@ -20,7 +20,7 @@ import java.time.Duration;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.spring.IdempotencyKeySource;
-import dev.idempotency.spring.web.observation.IdempotencyOutcome;
+import dev.idempotency.spring.observation.IdempotencyOutcome;
 import org.jspecify.annotations.Nullable;
 
 /**

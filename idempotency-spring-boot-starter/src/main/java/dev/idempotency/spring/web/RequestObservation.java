@@ -21,11 +21,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.spring.NamedPolicy;
-import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
-import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
-import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
-import dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation;
-import dev.idempotency.spring.web.observation.IdempotencyOutcome;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
+import dev.idempotency.spring.observation.IdempotencyOutcome;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.http.HttpServletRequest;
@@ -59,7 +58,7 @@ class RequestObservation {
 		if (registry.isNoop()) {
 			return NONE;
 		}
-		IdempotencyObservationContext context = new IdempotencyObservationContext(request, policy.name());
+		IdempotentRequestObservationContext context = new IdempotentRequestObservationContext(request, policy.name());
 		Observation observation = IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST.observation(convention,
 				DEFAULT_CONVENTION, () -> context, registry);
 		if (observation.isNoop()) {
@@ -102,7 +101,7 @@ class RequestObservation {
 
 		private final Observation observation;
 
-		private final IdempotencyObservationContext context;
+		private final IdempotentRequestObservationContext context;
 
 		private final AtomicBoolean stopped = new AtomicBoolean();
 
@@ -110,7 +109,7 @@ class RequestObservation {
 
 		private volatile @Nullable CompletionOutcome completion;
 
-		Started(Observation observation, IdempotencyObservationContext context) {
+		Started(Observation observation, IdempotentRequestObservationContext context) {
 			this.observation = observation;
 			this.context = context;
 		}

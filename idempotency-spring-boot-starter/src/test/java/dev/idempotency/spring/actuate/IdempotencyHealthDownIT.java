@@ -20,7 +20,7 @@ import java.time.Duration;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.test.servers.TestServers;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 import dev.idempotency.spring.metrics.IdempotencyMetrics;
 import dev.idempotency.spring.metrics.IdempotencyRequestCounter;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
-import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -30,7 +30,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.spring.observation.IdempotencyObservationContext;
 import dev.idempotency.test.servers.TestServers;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.tck.TestObservationRegistry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -243,6 +246,41 @@ class IdempotentKafkaListenerIT {
 		awaitConsumed(group, topic + "-no-wait");
 		assertThat(calls(id, "a")).isEqualTo(2);
 		assertThat(settled(id)).isOne();
+	}
+
+	@Test
+	void eachRecordIsObservedAsAKafkaCall() throws Exception {
+		String topic = topic("observed");
+		String group = "g-observed-" + this.run;
+		TestObservationRegistry registry = TestObservationRegistry.create();
+		ConfigurableApplicationContext instance = new SpringApplicationBuilder(KafkaTestApplication.class)
+			.properties(properties(topic, group, "observed"))
+			.initializers((context) -> context.getBeanFactory().registerSingleton("observationRegistry", registry))
+			.run();
+		this.instances.add(instance);
+		String id = "obs-" + this.run;
+		String payload = "{\"id\":\"" + id + "\"}";
+		this.producer.send(new ProducerRecord<>(topic, 0, id, payload)).get();
+		awaitTrue(() -> settled(id) == 1, "the event to settle");
+		// a redelivery, acknowledged without running
+		this.producer.send(new ProducerRecord<>(topic, 1, id, payload)).get();
+		awaitConsumed(group, topic);
+		stop(instance);
+		assertThat(settled(id)).isOne();
+		assertThat(registry).hasHandledContextsThatSatisfy((contexts) -> {
+			List<Observation.Context> calls = contexts.stream()
+				.filter(IdempotencyObservationContext.class::isInstance)
+				.toList();
+			assertThat(calls).hasSize(2).allSatisfy((context) -> {
+				assertThat(context.getName()).isEqualTo("idempotency.call");
+				assertThat(context.getLowCardinalityKeyValue("entry.point").getValue()).isEqualTo("kafka");
+				assertThat(context.getLowCardinalityKeyValue("policy").getValue()).isEqualTo("events");
+			});
+			assertThat(calls)
+				.extracting((context) -> context.getLowCardinalityKeyValue("outcome").getValue() + "/"
+						+ context.getLowCardinalityKeyValue("completion").getValue())
+				.containsExactly("executed/stored", "replayed/none");
+		});
 	}
 
 	@Test

@@ -30,8 +30,8 @@ import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
-import dev.idempotency.spring.web.observation.DefaultIdempotencyObservationConvention;
-import dev.idempotency.spring.web.observation.IdempotencyObservationContext;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservationContext;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
@@ -279,7 +279,8 @@ class IdempotencyFilterObservationTests {
 
 			@Override
 			public KeyValues getLowCardinalityKeyValues(IdempotencyObservationContext context) {
-				return super.getLowCardinalityKeyValues(context).and("method", context.getRequest().getMethod());
+				HttpServletRequest request = ((IdempotentRequestObservationContext) context).getRequest();
+				return super.getLowCardinalityKeyValues(context).and("method", request.getMethod());
 			}
 
 		});

@@ -22,7 +22,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import dev.idempotency.spring.IdempotencyKeySource;
-import dev.idempotency.spring.web.observation.IdempotencyOutcome;
+import dev.idempotency.spring.observation.IdempotencyOutcome;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;

@@ -14,16 +14,17 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web.observation;
+package dev.idempotency.spring.observation;
 
 import java.util.Locale;
 
 /**
- * How the idempotency filter answered a request to an idempotent endpoint. The
- * {@link #value() values} are those of the {@code outcome} key of the
- * {@code idempotency.request} observation, and so of the {@code outcome} tag of the
- * {@code idempotency.request} timer that Micrometer's meter observation handler derives
- * from it.
+ * How the idempotency filter answered a request to an idempotent endpoint, or
+ * {@code IdempotencyTemplate} a call (those that apply to calls: not
+ * {@link #UNAUTHENTICATED} nor {@link #TOO_LARGE}). The {@link #value() values} are those
+ * of the {@code outcome} key of the {@code idempotency.request} and
+ * {@code idempotency.call} observations, and so of the {@code outcome} tag of the timers
+ * that Micrometer's meter observation handler derives from them.
  *
  * @author Idempotency contributors
  * @since 0.1.0

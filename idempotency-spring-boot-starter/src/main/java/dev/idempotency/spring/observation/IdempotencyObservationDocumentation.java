@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web.observation;
+package dev.idempotency.spring.observation;
 
 import io.micrometer.common.docs.KeyName;
 import io.micrometer.observation.Observation;
@@ -22,8 +22,11 @@ import io.micrometer.observation.ObservationConvention;
 import io.micrometer.observation.docs.ObservationDocumentation;
 
 /**
- * Documentation of the observation the idempotency filter makes of each request to an
- * idempotent endpoint that carries (or needs) a key.
+ * Documentation of the observations of idempotent calls: {@link #IDEMPOTENT_REQUEST},
+ * which the idempotency filter makes of each request to an idempotent endpoint that
+ * carries (or needs) a key, and {@link #IDEMPOTENT_CALL}, which
+ * {@code IdempotencyTemplate} makes of each call, and so of each call of an
+ * {@code @Idempotent} bean method and each record handed to an idempotent Kafka listener.
  * <p>
  * The observation starts once the filter knows the request is subject to the contract and
  * stops when the request's idempotent handling ends: after the replay or the problem is
@@ -38,6 +41,13 @@ import io.micrometer.observation.docs.ObservationDocumentation;
  * becomes the {@code idempotency.request} timer, tagged with the low-cardinality keys
  * below and the handler's {@code error}, and the {@code idempotency.request.active} long
  * task timer of the requests in flight; with a tracing bridge it becomes a span.
+ * <p>
+ * A call's observation starts when the template is called and stops when the call returns
+ * or throws; it is current while the operation runs. It becomes the
+ * {@code idempotency.call} timer and span. Refusals ({@code in_progress},
+ * {@code mismatch}, {@code store_unavailable}, {@code missing_key}, {@code invalid_key})
+ * throw, but are outcomes, not errors: only what the operation itself throws (or a replay
+ * of a stored exception) is the observation's error.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -48,6 +58,32 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 	 * A request to an idempotent endpoint.
 	 */
 	IDEMPOTENT_REQUEST {
+
+		@Override
+		public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
+			return DefaultIdempotencyObservationConvention.class;
+		}
+
+		@Override
+		public KeyName[] getLowCardinalityKeyNames() {
+			return new KeyName[] { LowCardinalityKeyNames.OUTCOME, LowCardinalityKeyNames.POLICY,
+					LowCardinalityKeyNames.REPLAYED, LowCardinalityKeyNames.COMPLETION };
+		}
+
+	},
+
+	/**
+	 * A call of an {@code @Idempotent} bean method, of {@code IdempotencyTemplate}, or a
+	 * record handed to an idempotent Kafka listener: the
+	 * {@value DefaultIdempotencyObservationConvention#CALL_NAME} observation, with the
+	 * same keys and values as a request (where they apply) and {@code entry.point}.
+	 */
+	IDEMPOTENT_CALL {
+
+		@Override
+		public String getName() {
+			return DefaultIdempotencyObservationConvention.CALL_NAME;
+		}
 
 		@Override
 		public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
@@ -114,6 +150,21 @@ public enum IdempotencyObservationDocumentation implements ObservationDocumentat
 			@Override
 			public String asString() {
 				return "completion";
+			}
+
+		},
+
+		/**
+		 * Where a call that is not an HTTP request came in: {@code method} (an
+		 * {@code @Idempotent} bean method), {@code kafka} (an idempotent Kafka listener)
+		 * or {@code template} ({@code IdempotencyTemplate} called by hand). Only on the
+		 * {@code idempotency.call} observation.
+		 */
+		ENTRY_POINT {
+
+			@Override
+			public String asString() {
+				return "entry.point";
 			}
 
 		}

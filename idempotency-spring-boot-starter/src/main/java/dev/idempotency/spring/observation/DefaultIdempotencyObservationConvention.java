@@ -14,21 +14,23 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web.observation;
+package dev.idempotency.spring.observation;
 
 import java.util.Locale;
 import java.util.Objects;
 
 import dev.idempotency.core.engine.CompletionOutcome;
-import dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation.LowCardinalityKeyNames;
+import dev.idempotency.spring.observation.IdempotencyObservationDocumentation.LowCardinalityKeyNames;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
 /**
- * Default {@link IdempotencyObservationConvention}: the name {@value #DEFAULT_NAME}, the
- * contextual name {@code idempotency <policy>} and the low-cardinality keys of
- * {@link LowCardinalityKeyNames}. It has no high-cardinality keys: the idempotency key,
- * its scope and the bodies never become tags.
+ * Default {@link IdempotencyObservationConvention}: the name {@value #DEFAULT_NAME} (the
+ * HTTP filter's) or {@value #CALL_NAME} (that of {@code IdempotencyTemplate}, bean
+ * methods and Kafka listeners), the contextual name {@code idempotency <policy>} and the
+ * low-cardinality keys of {@link LowCardinalityKeyNames}: {@code entry.point} only for
+ * calls that are not HTTP requests, so that each name keeps one set of keys. It has no
+ * high-cardinality keys: the idempotency key, its scope and the bodies never become tags.
  * <p>
  * Thread-safe.
  *
@@ -41,6 +43,12 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 	 * Default name of the observation.
 	 */
 	public static final String DEFAULT_NAME = "idempotency.request";
+
+	/**
+	 * Default name of the observation of the calls that are not HTTP requests.
+	 * @since 0.1.0
+	 */
+	public static final String CALL_NAME = "idempotency.call";
 
 	private static final String NONE = "none";
 
@@ -57,6 +65,8 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 	private static final KeyValue REPLAYED = KeyValue.of(LowCardinalityKeyNames.REPLAYED, "true");
 
 	private static final KeyValue NOT_REPLAYED = KeyValue.of(LowCardinalityKeyNames.REPLAYED, "false");
+
+	private static final KeyValue[] ENTRY_POINTS = entryPoints();
 
 	private final String name;
 
@@ -87,12 +97,26 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(IdempotencyObservationContext context) {
-		return KeyValues.of(outcome(context), policy(context), replayed(context), completion(context));
+		if (context.getEntryPoint() == IdempotencyEntryPoint.HTTP) {
+			return KeyValues.of(outcome(context), policy(context), replayed(context), completion(context));
+		}
+		return KeyValues.of(outcome(context), policy(context), replayed(context), completion(context),
+				entryPoint(context));
+	}
+
+	/**
+	 * Return the {@code entry.point} key value of a call that is not an HTTP request:
+	 * {@code method}, {@code kafka} or {@code template}.
+	 * @param context the context
+	 * @return the key value
+	 */
+	protected KeyValue entryPoint(IdempotencyObservationContext context) {
+		return ENTRY_POINTS[context.getEntryPoint().ordinal()];
 	}
 
 	/**
 	 * Return the {@code outcome} key value: the {@link IdempotencyOutcome#value()}, or
-	 * {@code unknown} before the filter decided (or when it failed before deciding).
+	 * {@code unknown} before the entry point decided (or when it failed before deciding).
 	 * @param context the context
 	 * @return the key value
 	 */
@@ -102,7 +126,7 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 	}
 
 	/**
-	 * Return the {@code policy} key value: the name of the endpoint's policy.
+	 * Return the {@code policy} key value: the name of the call's policy.
 	 * @param context the context
 	 * @return the key value
 	 */
@@ -112,7 +136,7 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 
 	/**
 	 * Return the {@code replayed} key value: {@code true} when a stored response answered
-	 * the request, else {@code false}.
+	 * the call, else {@code false}.
 	 * @param context the context
 	 * @return the key value
 	 */
@@ -121,7 +145,7 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 	}
 
 	/**
-	 * Return the {@code completion} key value: how an executed request ended
+	 * Return the {@code completion} key value: how an executed call ended
 	 * ({@code stored}, {@code released}, {@code fenced}, {@code failed}), else
 	 * {@code none}.
 	 * @param context the context
@@ -137,6 +161,15 @@ public class DefaultIdempotencyObservationConvention implements IdempotencyObser
 		KeyValue[] values = new KeyValue[outcomes.length];
 		for (IdempotencyOutcome outcome : outcomes) {
 			values[outcome.ordinal()] = KeyValue.of(LowCardinalityKeyNames.OUTCOME, outcome.value());
+		}
+		return values;
+	}
+
+	private static KeyValue[] entryPoints() {
+		IdempotencyEntryPoint[] entryPoints = IdempotencyEntryPoint.values();
+		KeyValue[] values = new KeyValue[entryPoints.length];
+		for (IdempotencyEntryPoint entryPoint : entryPoints) {
+			values[entryPoint.ordinal()] = KeyValue.of(LowCardinalityKeyNames.ENTRY_POINT, entryPoint.value());
 		}
 		return values;
 	}

@@ -15,12 +15,14 @@
  */
 
 /**
- * Micrometer Observation support for the idempotency filter: one observation per request
- * to an idempotent endpoint, with its outcome as a low-cardinality key, the source of
- * both the request metrics and the spans. See
- * {@link dev.idempotency.spring.web.observation.IdempotencyObservationDocumentation}.
+ * Micrometer Observation support for every entry point: one observation per request to an
+ * idempotent endpoint ({@code idempotency.request}) and one per call of an
+ * {@code @Idempotent} method, of {@code IdempotencyTemplate} or of an idempotent Kafka
+ * listener ({@code idempotency.call}), with its outcome as a low-cardinality key, the
+ * source of both the metrics and the spans. See
+ * {@link dev.idempotency.spring.observation.IdempotencyObservationDocumentation}.
  */
 @NullMarked
-package dev.idempotency.spring.web.observation;
+package dev.idempotency.spring.observation;
 
 import org.jspecify.annotations.NullMarked;

@@ -14,31 +14,34 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web.observation;
+package dev.idempotency.spring.observation;
 
 import java.util.Objects;
 
 import dev.idempotency.core.engine.CompletionOutcome;
 import io.micrometer.observation.Observation;
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Context of the observation of one request to an idempotent endpoint. The filter sets
- * the {@link #getOutcome() outcome} once it knows how the request is answered, and the
- * {@link #getCompletion() completion} once an executed request has ended.
+ * Context of the observation of one idempotent call: a request to an idempotent endpoint,
+ * a call of an {@code @Idempotent} method or of the {@code IdempotencyTemplate}, or a
+ * record handed to an idempotent Kafka listener. Its {@link #getEntryPoint() entry point}
+ * says which. The entry point sets the {@link #getOutcome() outcome} once it knows how
+ * the call is answered, and the {@link #getCompletion() completion} once an executed call
+ * has ended.
  * <p>
  * It deliberately does not expose the idempotency key or its scope: they are unbounded
- * and may identify a user, so they must not become tags. A custom
- * {@link IdempotencyObservationConvention} that reads them from the {@link #getRequest()
- * request} takes that responsibility itself.
+ * and may identify a user, so they must not become tags. The HTTP filter's context is a
+ * {@code dev.idempotency.spring.web.IdempotentRequestObservationContext}, which gives the
+ * request to a custom {@link IdempotencyObservationConvention} that takes that
+ * responsibility itself.
  *
  * @author Idempotency contributors
  * @since 0.1.0
  */
 public class IdempotencyObservationContext extends Observation.Context {
 
-	private final HttpServletRequest request;
+	private final IdempotencyEntryPoint entryPoint;
 
 	private final String policy;
 
@@ -48,24 +51,24 @@ public class IdempotencyObservationContext extends Observation.Context {
 
 	/**
 	 * Create a context.
-	 * @param request the request being handled, never {@code null}
-	 * @param policy the name of the endpoint's policy, never {@code null}
+	 * @param entryPoint the entry point of the call, never {@code null}
+	 * @param policy the name of the call's policy, never {@code null}
 	 */
-	public IdempotencyObservationContext(HttpServletRequest request, String policy) {
-		this.request = Objects.requireNonNull(request, "'request' must not be null");
+	public IdempotencyObservationContext(IdempotencyEntryPoint entryPoint, String policy) {
+		this.entryPoint = Objects.requireNonNull(entryPoint, "'entryPoint' must not be null");
 		this.policy = Objects.requireNonNull(policy, "'policy' must not be null");
 	}
 
 	/**
-	 * Return the request being handled.
-	 * @return the request
+	 * Return the entry point of the call.
+	 * @return the entry point
 	 */
-	public HttpServletRequest getRequest() {
-		return this.request;
+	public IdempotencyEntryPoint getEntryPoint() {
+		return this.entryPoint;
 	}
 
 	/**
-	 * Return the name of the endpoint's policy.
+	 * Return the name of the policy of the call (of the endpoint, for a request).
 	 * @return the policy name
 	 */
 	public String getPolicy() {
@@ -73,15 +76,15 @@ public class IdempotencyObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * Return how the request was answered.
-	 * @return the outcome, or {@code null} if the filter failed before deciding
+	 * Return how the call was answered.
+	 * @return the outcome, or {@code null} if the entry point failed before deciding
 	 */
 	public @Nullable IdempotencyOutcome getOutcome() {
 		return this.outcome;
 	}
 
 	/**
-	 * Set how the request was answered.
+	 * Set how the call was answered.
 	 * @param outcome the outcome
 	 */
 	public void setOutcome(@Nullable IdempotencyOutcome outcome) {
@@ -89,10 +92,10 @@ public class IdempotencyObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * Return how the execution of an {@link IdempotencyOutcome#EXECUTED executed} request
+	 * Return how the execution of an {@link IdempotencyOutcome#EXECUTED executed} call
 	 * ended: stored, released, fenced or failed.
-	 * @return the completion outcome, or {@code null} if the request was not executed or
-	 * its execution has not ended
+	 * @return the completion outcome, or {@code null} if the call was not executed or its
+	 * execution has not ended
 	 */
 	public @Nullable CompletionOutcome getCompletion() {
 		return this.completion;
