@@ -261,7 +261,11 @@ final class FastTier {
 			undoClaim(key, token);
 			return;
 		}
-		attempt(ACQUIRE, () -> this.store.complete(key, token, replay.response(), finalTtl));
+		if (attempt(ACQUIRE, () -> this.store.complete(key, token, replay.response(), finalTtl)) == null) {
+			// the copy failed: our claim must not turn the retries away for its whole
+			// lease (a release removes only a claim, never a copy that did land)
+			undoClaim(key, token);
+		}
 	}
 
 	// By the durable tier's own clock when it reports the lifetime, less the time since

@@ -284,6 +284,15 @@ class FastTierTests {
 	}
 
 	@Test
+	void rewarmThatFailsReleasesTheClaimSoThatItTurnsNoRetryAway() {
+		this.fast.acquire(this.key, this.fingerprint, this.token, LEASE, TTL);
+		this.store.setFailing("complete", true);
+		this.fast.rewarm(this.key, this.token, replay(RESPONSE, Duration.ofMinutes(10)), TTL, System.nanoTime());
+		assertThat(this.journal).containsExactly("fast.acquire", "fast.complete", "fast.release");
+		assertThat(this.memory.find(this.key)).isEmpty();
+	}
+
+	@Test
 	void rewarmMeasuresARecordWithoutReportedLifetimeByTheClock() {
 		this.fast.acquire(this.key, this.fingerprint, this.token, LEASE, TTL);
 		AcquireResult.Replay replay = new AcquireResult.Replay(RESPONSE, this.clock.instant().plusSeconds(42));
