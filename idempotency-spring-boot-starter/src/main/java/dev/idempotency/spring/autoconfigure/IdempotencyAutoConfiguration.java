@@ -97,7 +97,7 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 @Import({ TieredStoreConfiguration.class, RedisStoreConfiguration.class, JdbcStoreConfiguration.class,
-		InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
+		InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class, EncryptionConfiguration.class })
 public final class IdempotencyAutoConfiguration {
 
 	// static: the binder looks converters up before this configuration is created

@@ -26,8 +26,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * One way a request to an idempotent endpoint is answered with a problem instead of its
  * handler's response: what the client is told, as a value that the request's flow returns
- * and {@link ProblemWriter} writes. Its {@link Kind} is the one table from a refusal
- * to the problem the client gets and the outcome the observation records.
+ * and {@link ProblemWriter} writes. Its {@link Kind} is the one table from a refusal to
+ * the problem the client gets and the outcome the observation records.
  *
  * @param kind the kind of refusal
  * @param detail the human-readable detail of the problem
