@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 
+import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
@@ -33,6 +34,7 @@ import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
+import dev.idempotency.spring.web.StoredResponseCustomizer;
 import dev.idempotency.spring.web.observation.IdempotencyObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
@@ -188,6 +190,7 @@ public final class IdempotencyAutoConfiguration {
 					ObjectProvider<ObservationRegistry> observationRegistry,
 					ObjectProvider<IdempotencyObservationConvention> observationConvention,
 					ObjectProvider<IdempotencyStore> stores, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
+					ObjectProvider<StoredResponseCustomizer> storedResponseCustomizers,
 					ListableBeanFactory beanFactory) {
 				IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
 				if (!policies.transactionalNames().isEmpty()) {
@@ -211,6 +214,17 @@ public final class IdempotencyAutoConfiguration {
 				List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
 				excluded.addAll(responseHeaders.getExclude());
 				filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
+				List<StoredResponseCustomizer> customizers = storedResponseCustomizers.orderedStream().toList();
+				if (!customizers.isEmpty()) {
+					filter.setStoredResponseCustomizer(
+							(customizers.size() == 1) ? customizers.get(0) : (request, policy, response) -> {
+								StoredResponse customized = response;
+								for (StoredResponseCustomizer customizer : customizers) {
+									customized = customizer.customize(request, policy, customized);
+								}
+								return customized;
+							});
+				}
 				observationRegistry.ifUnique(filter::setObservationRegistry);
 				observationConvention.ifUnique(filter::setObservationConvention);
 				return filter;
