@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.StoredResponse;
@@ -47,6 +48,9 @@ class StoredResponseCustomizerIT extends AbstractWebIT {
 
 	static final String REDACTED_BODY = "{\"redacted\":true}";
 
+	// the header names the first customizer was shown
+	static final List<String> SEEN_HEADERS = new CopyOnWriteArrayList<>();
+
 	@Autowired
 	IdempotencyStore store;
 
@@ -71,6 +75,8 @@ class StoredResponseCustomizerIT extends AbstractWebIT {
 		assertThat(stored.headers()).extracting((header) -> header.name())
 			.contains("Content-Type")
 			.doesNotContain("X-Payment-Id", "Set-Cookie");
+		// the headers never stored were left out before the customizer saw the response
+		assertThat(SEEN_HEADERS).contains("Content-Type", "X-Payment-Id").doesNotContain("Set-Cookie");
 	}
 
 	@Test
@@ -108,6 +114,8 @@ class StoredResponseCustomizerIT extends AbstractWebIT {
 				if (!request.getRequestURI().equals("/payments")) {
 					return response;
 				}
+				SEEN_HEADERS.clear();
+				response.headers().forEach((header) -> SEEN_HEADERS.add(header.name()));
 				return new StoredResponse(response.status(),
 						response.headers()
 							.stream()
