@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 
+import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyListener;
 import dev.idempotency.core.fingerprint.RequestFingerprinter;
@@ -34,6 +35,7 @@ import dev.idempotency.spring.web.IdempotencyFilter;
 import dev.idempotency.spring.web.IdempotencyProblemRenderer;
 import dev.idempotency.spring.web.IdempotencyScopeResolver;
 import dev.idempotency.spring.web.IdempotentEndpointResolver;
+import dev.idempotency.spring.web.StoredResponseCustomizer;
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletRequestListener;
@@ -101,7 +103,8 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 @Import({ TieredStoreConfiguration.class, JdbcStoreConfiguration.class, AutoStoreSelection.class,
-		RedisStoreConfiguration.class, InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class })
+		RedisStoreConfiguration.class, InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class,
+		EncryptionConfiguration.class })
 public final class IdempotencyAutoConfiguration {
 
 	// static: the binder looks converters up before this configuration is created
@@ -192,6 +195,7 @@ public final class IdempotencyAutoConfiguration {
 					ObjectProvider<ObservationRegistry> observationRegistry,
 					ObjectProvider<IdempotencyObservationConvention> observationConvention,
 					ObjectProvider<IdempotencyStore> stores, ObjectProvider<IdempotencyProblemRenderer> problemRenderer,
+					ObjectProvider<StoredResponseCustomizer> storedResponseCustomizers,
 					ListableBeanFactory beanFactory) {
 				IdempotencyFilter filter = new IdempotencyFilter(engine, endpointResolver, policies);
 				if (!policies.transactionalNames().isEmpty()) {
@@ -215,6 +219,17 @@ public final class IdempotencyAutoConfiguration {
 				List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
 				excluded.addAll(responseHeaders.getExclude());
 				filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
+				List<StoredResponseCustomizer> customizers = storedResponseCustomizers.orderedStream().toList();
+				if (!customizers.isEmpty()) {
+					filter.setStoredResponseCustomizer(
+							(customizers.size() == 1) ? customizers.get(0) : (request, policy, response) -> {
+								StoredResponse customized = response;
+								for (StoredResponseCustomizer customizer : customizers) {
+									customized = customizer.customize(request, policy, customized);
+								}
+								return customized;
+							});
+				}
 				observationRegistry.ifUnique(filter::setObservationRegistry);
 				observationConvention.ifUnique(filter::setObservationConvention);
 				return filter;

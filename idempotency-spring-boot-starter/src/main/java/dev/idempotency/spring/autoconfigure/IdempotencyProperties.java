@@ -114,6 +114,8 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 	private final ReplayCache replayCache = new ReplayCache();
 
+	private final Encryption encryption = new Encryption();
+
 	/**
 	 * Create the properties with every global policy setting at its default.
 	 */
@@ -207,6 +209,10 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 	public ReplayCache getReplayCache() {
 		return this.replayCache;
+	}
+
+	public Encryption getEncryption() {
+		return this.encryption;
 	}
 
 	/**
@@ -510,6 +516,56 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 		public void setMaxSize(DataSize maxSize) {
 			this.maxSize = maxSize;
+		}
+
+	}
+
+	/**
+	 * Encryption at rest of the stored responses.
+	 */
+	public static class Encryption {
+
+		/**
+		 * Whether stored responses (status, headers and body) are encrypted with AES-GCM
+		 * before they reach the store. Needs 'keys' and 'primary-key-id', or an
+		 * EncryptionKeyRing bean.
+		 */
+		private boolean enabled;
+
+		/**
+		 * Id of the key that encrypts new records; one of 'keys'.
+		 */
+		private @Nullable String primaryKeyId;
+
+		/**
+		 * AES keys (16, 24 or 32 bytes, in base64) by id. Keep an older key until the
+		 * longest TTL has passed after it stopped being primary: records written with a
+		 * key that is no longer here cannot be replayed.
+		 */
+		private Map<String, String> keys = new LinkedHashMap<>();
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public @Nullable String getPrimaryKeyId() {
+			return this.primaryKeyId;
+		}
+
+		public void setPrimaryKeyId(@Nullable String primaryKeyId) {
+			this.primaryKeyId = primaryKeyId;
+		}
+
+		public Map<String, String> getKeys() {
+			return this.keys;
+		}
+
+		public void setKeys(Map<String, String> keys) {
+			this.keys = keys;
 		}
 
 	}

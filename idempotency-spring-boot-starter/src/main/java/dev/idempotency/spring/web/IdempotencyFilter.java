@@ -255,6 +255,15 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	/**
+	 * Set the hook that redacts a response before it is stored. Defaults to none: the
+	 * response is stored as the selected headers and the body leave it.
+	 * @param storedResponseCustomizer the hook, or {@code null} for none
+	 */
+	public void setStoredResponseCustomizer(@Nullable StoredResponseCustomizer storedResponseCustomizer) {
+		this.requests.setStoredResponseCustomizer(storedResponseCustomizer);
+	}
+
+	/**
 	 * Set the registry that observes requests to idempotent endpoints. Defaults to
 	 * {@link ObservationRegistry#NOOP}: no observation, at no cost.
 	 * @param observationRegistry the registry, never {@code null}

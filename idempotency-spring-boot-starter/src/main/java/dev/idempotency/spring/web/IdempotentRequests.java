@@ -98,6 +98,8 @@ final class IdempotentRequests {
 
 	private @Nullable RequestTransactions requestTransactions;
 
+	private @Nullable StoredResponseCustomizer storedResponseCustomizer;
+
 	IdempotentRequests(IdempotencyEngine engine, IdempotentEndpointResolver endpointResolver, NamedPolicies policies) {
 		this.engine = Objects.requireNonNull(engine, "'engine' must not be null");
 		this.endpointResolver = Objects.requireNonNull(endpointResolver, "'endpointResolver' must not be null");
@@ -232,6 +234,14 @@ final class IdempotentRequests {
 
 	void setRequestTransactions(@Nullable RequestTransactions requestTransactions) {
 		this.requestTransactions = requestTransactions;
+	}
+
+	@Nullable StoredResponseCustomizer storedResponseCustomizer() {
+		return this.storedResponseCustomizer;
+	}
+
+	void setStoredResponseCustomizer(@Nullable StoredResponseCustomizer storedResponseCustomizer) {
+		this.storedResponseCustomizer = storedResponseCustomizer;
 	}
 
 }

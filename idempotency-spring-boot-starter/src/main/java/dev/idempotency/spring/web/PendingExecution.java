@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.StoredResponse;
@@ -88,6 +89,8 @@ final class PendingExecution {
 
 	private final @Nullable RequestTransaction transaction;
 
+	private final @Nullable StoredResponseCustomizer customizer;
+
 	private CapturingResponseWrapper capture;
 
 	private volatile boolean awaitingErrorDispatch;
@@ -110,6 +113,7 @@ final class PendingExecution {
 		this.replays = exchange.requests().replays();
 		this.problems = exchange.requests().problems();
 		this.transaction = transaction;
+		this.customizer = exchange.requests().storedResponseCustomizer();
 		this.capture = capture(exchange.response());
 	}
 
@@ -241,6 +245,9 @@ final class PendingExecution {
 		boolean streaming = capture.isStreaming();
 		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
 				: new StoredResponse(status, headers, capture.bufferedBody());
+		if (this.customizer != null) {
+			produced = customize(this.customizer, request, produced);
+		}
 		// only what every instance can read back: beyond the codec's limits, the status
 		// and the headers that fit, as for a body over max-response-body
 		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
@@ -273,6 +280,19 @@ final class PendingExecution {
 			this.replays.writeExpiry((HttpServletResponse) capture.getResponse(), this.execution);
 		}
 		capture.writeBufferedBody();
+	}
+
+	private StoredResponse customize(StoredResponseCustomizer customizer, HttpServletRequest request,
+			StoredResponse produced) {
+		try {
+			return Objects.requireNonNull(customizer.customize(request, this.policy.name(), produced),
+					"StoredResponseCustomizer returned null");
+		}
+		catch (RuntimeException ex) {
+			logger.error("StoredResponseCustomizer failed on key '" + this.execution.key() + "' (policy '"
+					+ this.policy.name() + "'): only the status is stored", ex);
+			return StoredResponse.withoutBody(produced.status(), List.of());
+		}
 	}
 
 	// Whether the client gets the handler's response after the request's transaction

@@ -1,0 +1,293 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.core.store;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+import javax.crypto.AEADBadTagException;
+import javax.crypto.Cipher;
+import javax.crypto.SecretKey;
+import javax.crypto.spec.GCMParameterSpec;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
+import dev.idempotency.core.StoredResponseFormatException;
+
+/**
+ * A store that encrypts the responses it hands to another store, and decrypts the ones it
+ * reads back: encryption at rest for any store, done by the application.
+ * <p>
+ * The whole response (status, headers and body) is encoded with the
+ * {@link StoredResponseCodec} and sealed with AES-GCM under the
+ * {@linkplain EncryptionKeyRing#primaryKey() primary key} of an
+ * {@link EncryptionKeyRing}, with a fresh 96-bit nonce and, as associated data, the
+ * record's scope and key (so a sealed response moved to another record fails
+ * authentication). The delegate stores an envelope in its place: status 200, one header
+ * {@value #ENVELOPE_HEADER} naming the format and the key id, and a body of nonce
+ * followed by ciphertext and tag. The key, the fingerprint, the state and the expiry stay
+ * as the delegate keeps them.
+ * <p>
+ * Reading back, an envelope whose key id the ring does not hold, or whose ciphertext
+ * fails authentication (tampered, or sealed for another record), is answered as
+ * {@link StoredResponse#unreadable()}: the request did complete, so it is neither run
+ * again nor taken for a store failure, and a replay answers a problem. Each such key id
+ * is logged once. A response stored before encryption was turned on (no envelope header)
+ * is returned as stored.
+ * <p>
+ * The key ring is read on every operation from the supplier given, so an application that
+ * fetches its keys from a key management service can rotate them without a restart.
+ * Thread-safe.
+ *
+ * @author Idempotency contributors
+ * @since 0.1.0
+ */
+public final class EncryptingIdempotencyStore implements IdempotencyStore {
+
+	/**
+	 * Name of the one header of an envelope; its value is {@code v1;key=} followed by the
+	 * key id.
+	 */
+	public static final String ENVELOPE_HEADER = "Idempotency-Encrypted";
+
+	private static final String ENVELOPE_PREFIX = "v1;key=";
+
+	private static final int ENVELOPE_STATUS = 200;
+
+	private static final int NONCE_LENGTH = 12;
+
+	private static final int TAG_BITS = 128;
+
+	private static final String TRANSFORMATION = "AES/GCM/NoPadding";
+
+	private static final Logger logger = Logger.getLogger(EncryptingIdempotencyStore.class.getName());
+
+	private final IdempotencyStore delegate;
+
+	private final Supplier<EncryptionKeyRing> keyRing;
+
+	private final StoredResponseCodec codec = new StoredResponseCodec();
+
+	private final SecureRandom random = new SecureRandom();
+
+	// key ids already logged as unknown or as failing authentication
+	private final Set<String> reported = ConcurrentHashMap.newKeySet();
+
+	/**
+	 * Create an encrypting store with a fixed key ring.
+	 * @param delegate the store that holds the records
+	 * @param keyRing the keys
+	 */
+	public EncryptingIdempotencyStore(IdempotencyStore delegate, EncryptionKeyRing keyRing) {
+		this(delegate, constant(Objects.requireNonNull(keyRing, "'keyRing' must not be null")));
+	}
+
+	/**
+	 * Create an encrypting store whose key ring may change.
+	 * @param delegate the store that holds the records
+	 * @param keyRing the keys, asked on every operation; must not return {@code null}
+	 */
+	public EncryptingIdempotencyStore(IdempotencyStore delegate, Supplier<EncryptionKeyRing> keyRing) {
+		this.delegate = Objects.requireNonNull(delegate, "'delegate' must not be null");
+		this.keyRing = Objects.requireNonNull(keyRing, "'keyRing' must not be null");
+	}
+
+	private static Supplier<EncryptionKeyRing> constant(EncryptionKeyRing keyRing) {
+		return () -> keyRing;
+	}
+
+	/**
+	 * Return the store that holds the (encrypted) records.
+	 * @return the store
+	 */
+	public IdempotencyStore getDelegate() {
+		return this.delegate;
+	}
+
+	@Override
+	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
+			Duration ttl) {
+		AcquireResult result = this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		if (result instanceof AcquireResult.Replay replay) {
+			StoredResponse opened = open(key, replay.response());
+			if (opened != replay.response()) {
+				return new AcquireResult.Replay(opened, replay.expiresAt(), replay.timeToLive());
+			}
+		}
+		return result;
+	}
+
+	@Override
+	public boolean complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {
+		return this.delegate.complete(key, token, seal(key, response), ttl);
+	}
+
+	@Override
+	public boolean release(IdempotencyKey key, OwnerToken token) {
+		return this.delegate.release(key, token);
+	}
+
+	@Override
+	public boolean extend(IdempotencyKey key, OwnerToken token, Duration lease) {
+		return this.delegate.extend(key, token, lease);
+	}
+
+	@Override
+	public Optional<IdempotencyRecord> find(IdempotencyKey key) {
+		return this.delegate.find(key).map((record) -> {
+			StoredResponse response = record.response();
+			if (response == null) {
+				return record;
+			}
+			StoredResponse opened = open(key, response);
+			if (opened == response) {
+				return record;
+			}
+			return new IdempotencyRecord(record.key(), record.fingerprint(), record.status(), record.owner(),
+					record.createdAt(), record.leaseExpiresAt(), record.expiresAt(), opened, record.timeToLive());
+		});
+	}
+
+	@Override
+	public boolean evict(IdempotencyKey key) {
+		return this.delegate.evict(key);
+	}
+
+	@Override
+	public String name() {
+		return this.delegate.name();
+	}
+
+	/**
+	 * Return whether a stored response is an envelope that this store writes.
+	 * @param response a response as the delegate holds it
+	 * @return {@code true} for an envelope
+	 */
+	public static boolean isEnvelope(StoredResponse response) {
+		List<HttpHeader> headers = response.headers();
+		return response.status() == ENVELOPE_STATUS && response.isBodyRetained() && headers.size() == 1
+				&& headers.get(0).name().equalsIgnoreCase(ENVELOPE_HEADER)
+				&& headers.get(0).value().startsWith(ENVELOPE_PREFIX);
+	}
+
+	StoredResponse seal(IdempotencyKey key, StoredResponse response) {
+		EncryptionKeyRing ring = Objects.requireNonNull(this.keyRing.get(), "the key ring must not be null");
+		String keyId = ring.primaryKeyId();
+		byte[] plain = this.codec.encode(response);
+		if (plain.length > StoredResponseCodec.MAX_BODY_SIZE - NONCE_LENGTH - TAG_BITS / 8) {
+			// the envelope would not fit: keep what a response too large to store keeps
+			plain = this.codec.encode(StoredResponse.withoutBody(response.status(), response.headers()));
+		}
+		byte[] nonce = new byte[NONCE_LENGTH];
+		this.random.nextBytes(nonce);
+		byte[] sealed = new byte[NONCE_LENGTH + plain.length + TAG_BITS / 8];
+		System.arraycopy(nonce, 0, sealed, 0, NONCE_LENGTH);
+		try {
+			Cipher cipher = Cipher.getInstance(TRANSFORMATION);
+			cipher.init(Cipher.ENCRYPT_MODE, ring.primaryKey(), new GCMParameterSpec(TAG_BITS, nonce));
+			cipher.updateAAD(associatedData(key, keyId));
+			cipher.doFinal(plain, 0, plain.length, sealed, NONCE_LENGTH);
+		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("Cannot encrypt with key '" + keyId + "'", ex);
+		}
+		return new StoredResponse(ENVELOPE_STATUS, List.of(new HttpHeader(ENVELOPE_HEADER, ENVELOPE_PREFIX + keyId)),
+				sealed);
+	}
+
+	StoredResponse open(IdempotencyKey key, StoredResponse stored) {
+		if (!stored.isReadable() || !isEnvelope(stored)) {
+			return stored;
+		}
+		String keyId = stored.headers().get(0).value().substring(ENVELOPE_PREFIX.length());
+		EncryptionKeyRing ring = Objects.requireNonNull(this.keyRing.get(), "the key ring must not be null");
+		SecretKey secretKey = ring.key(keyId);
+		if (secretKey == null) {
+			reportOnce("unknown:" + keyId, () -> "A stored response is encrypted with key '" + keyId
+					+ "', which the key ring does not hold: such records are answered as not replayable");
+			return StoredResponse.unreadable();
+		}
+		byte[] sealed = stored.bodyBytes();
+		if (sealed.length < NONCE_LENGTH + TAG_BITS / 8) {
+			reportOnce("invalid:" + keyId,
+					() -> "A stored response encrypted with key '" + keyId + "' is too short to be valid");
+			return StoredResponse.unreadable();
+		}
+		try {
+			Cipher cipher = Cipher.getInstance(TRANSFORMATION);
+			cipher.init(Cipher.DECRYPT_MODE, secretKey, new GCMParameterSpec(TAG_BITS, sealed, 0, NONCE_LENGTH));
+			cipher.updateAAD(associatedData(key, keyId));
+			byte[] plain = cipher.doFinal(sealed, NONCE_LENGTH, sealed.length - NONCE_LENGTH);
+			return this.codec.decode(plain);
+		}
+		catch (AEADBadTagException ex) {
+			reportOnce("invalid:" + keyId, () -> "A stored response encrypted with key '" + keyId
+					+ "' failed authentication (altered, or moved from another record): such records are answered"
+					+ " as not replayable");
+			return StoredResponse.unreadable();
+		}
+		catch (StoredResponseFormatException ex) {
+			reportOnce("invalid:" + keyId,
+					() -> "A stored response encrypted with key '" + keyId + "' cannot be decoded: " + ex.getMessage());
+			return StoredResponse.unreadable();
+		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("Cannot decrypt with key '" + keyId + "'", ex);
+		}
+	}
+
+	private void reportOnce(String what, Supplier<String> message) {
+		if (this.reported.add(what)) {
+			logger.log(Level.WARNING, message);
+		}
+	}
+
+	// the format, the key id and the record's identity: a sealed response
+	// only opens for the record and key it was written for
+	private static byte[] associatedData(IdempotencyKey key, String keyId) {
+		byte[] id = keyId.getBytes(StandardCharsets.US_ASCII);
+		byte[] digest = key.digest();
+		byte[] data = new byte[2 + id.length + 1 + digest.length];
+		data[0] = 'v';
+		data[1] = '1';
+		System.arraycopy(id, 0, data, 2, id.length);
+		data[2 + id.length] = 0;
+		System.arraycopy(digest, 0, data, 3 + id.length, digest.length);
+		return data;
+	}
+
+	@Override
+	public String toString() {
+		return "EncryptingIdempotencyStore[" + this.delegate + "]";
+	}
+
+}

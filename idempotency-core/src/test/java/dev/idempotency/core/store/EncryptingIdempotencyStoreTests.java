@@ -1,0 +1,173 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.core.store;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import javax.crypto.spec.SecretKeySpec;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.OwnerToken;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * Tests for {@link EncryptingIdempotencyStore} and {@link EncryptionKeyRing}.
+ *
+ * @author Idempotency contributors
+ */
+class EncryptingIdempotencyStoreTests {
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration TTL = Duration.ofHours(1);
+
+	private static final String KEY_A = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+	private static final String KEY_B = "HxwdHhsaGRgXFhUUExIREA8ODQwLCgkIBwYFBAMCAQA=";
+
+	private final InMemoryIdempotencyStore raw = new InMemoryIdempotencyStore();
+
+	private final RequestFingerprint fingerprint = RequestFingerprint.of(new byte[32]);
+
+	private final StoredResponse response = new StoredResponse(201,
+			List.of(new HttpHeader("Content-Type", "application/json"), new HttpHeader("Location", "/payments/7")),
+			"{\"card\":\"4111111111111111\"}".getBytes(StandardCharsets.UTF_8));
+
+	@Test
+	void storesAnEnvelopeAndReplaysTheResponse() {
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		complete(store, key);
+		StoredResponse held = this.raw.find(key).orElseThrow().response();
+		assertThat(EncryptingIdempotencyStore.isEnvelope(held)).isTrue();
+		assertThat(held.headers()).containsExactly(new HttpHeader("Idempotency-Encrypted", "v1;key=a"));
+		assertThat(new String(held.bodyBytes(), StandardCharsets.ISO_8859_1)).doesNotContain("4111", "payments");
+		assertThat(replay(store, key)).isEqualTo(this.response);
+		assertThat(store.find(key).orElseThrow().response()).isEqualTo(this.response);
+	}
+
+	@Test
+	void responseWithoutBodyRoundTrips() {
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		StoredResponse withoutBody = StoredResponse.withoutBody(200, List.of(new HttpHeader("X-A", "1")));
+		OwnerToken token = OwnerToken.generate();
+		store.acquire(key, this.fingerprint, token, LEASE, TTL);
+		assertThat(store.complete(key, token, withoutBody, TTL)).isTrue();
+		assertThat(replay(store, key)).isEqualTo(withoutBody);
+	}
+
+	@Test
+	void rotationReadsOldKeysAndRefusesRemovedOnes() {
+		IdempotencyKey first = IdempotencyKey.global("written-with-a");
+		IdempotencyKey second = IdempotencyKey.global("written-with-b");
+		complete(new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A))), first);
+		EncryptingIdempotencyStore both = new EncryptingIdempotencyStore(this.raw,
+				ring("b", Map.of("a", KEY_A, "b", KEY_B)));
+		assertThat(replay(both, first)).isEqualTo(this.response);
+		complete(both, second);
+		assertThat(this.raw.find(second).orElseThrow().response().headers().get(0).value()).isEqualTo("v1;key=b");
+		EncryptingIdempotencyStore onlyB = new EncryptingIdempotencyStore(this.raw, ring("b", Map.of("b", KEY_B)));
+		assertThat(replay(onlyB, first).isReadable()).isFalse();
+		assertThat(onlyB.find(first).orElseThrow().response().isReadable()).isFalse();
+		assertThat(replay(onlyB, second)).isEqualTo(this.response);
+	}
+
+	@Test
+	void tamperedCiphertextIsRefused() {
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		complete(store, key);
+		StoredResponse held = this.raw.find(key).orElseThrow().response();
+		byte[] body = held.bodyBytes();
+		body[body.length / 2] ^= 1;
+		IdempotencyKey copy = IdempotencyKey.global("k2");
+		OwnerToken token = OwnerToken.generate();
+		this.raw.acquire(copy, this.fingerprint, token, LEASE, TTL);
+		this.raw.complete(copy, token, new StoredResponse(held.status(), held.headers(), body), TTL);
+		assertThat(replay(store, copy).isReadable()).isFalse();
+	}
+
+	@Test
+	void envelopeMovedToAnotherRecordIsRefused() {
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		complete(store, key);
+		StoredResponse held = this.raw.find(key).orElseThrow().response();
+		IdempotencyKey other = new IdempotencyKey("another-tenant", "k1");
+		OwnerToken token = OwnerToken.generate();
+		this.raw.acquire(other, this.fingerprint, token, LEASE, TTL);
+		this.raw.complete(other, token, held, TTL);
+		assertThat(replay(store, other).isReadable()).isFalse();
+	}
+
+	@Test
+	void responseStoredInClearIsReturnedAsStored() {
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		complete(this.raw, key);
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		assertThat(replay(store, key)).isEqualTo(this.response);
+	}
+
+	@Test
+	void keyRingChecksItsKeys() {
+		assertThatIllegalArgumentException().isThrownBy(() -> ring("b", Map.of("a", KEY_A)))
+			.withMessageContaining("primary key 'b'");
+		assertThatIllegalArgumentException().isThrownBy(() -> ring("a", Map.of("a", "AAEC")))
+			.withMessageContaining("16, 24 or 32 bytes");
+		assertThatIllegalArgumentException().isThrownBy(() -> ring("a", Map.of("a", "not base64!")))
+			.withMessage("Key 'a' is not valid base64");
+		assertThatIllegalArgumentException().isThrownBy(() -> ring("a;b", Map.of("a;b", KEY_A)))
+			.withMessageContaining("visible ASCII");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> EncryptionKeyRing.of("a", Map.of("a", new SecretKeySpec(new byte[16], "HmacSHA256"))))
+			.withMessageContaining("not an AES key");
+		EncryptionKeyRing ring = ring("b", Map.of("a", KEY_A, "b", KEY_B));
+		assertThat(ring.primaryKeyId()).isEqualTo("b");
+		assertThat(ring.keyIds()).containsExactlyInAnyOrder("a", "b");
+		assertThat(ring.toString()).doesNotContain(KEY_A, KEY_B);
+	}
+
+	private static EncryptionKeyRing ring(String primary, Map<String, String> keys) {
+		return EncryptionKeyRing.ofBase64(primary, keys);
+	}
+
+	private void complete(IdempotencyStore store, IdempotencyKey key) {
+		OwnerToken token = OwnerToken.generate();
+		assertThat(store.acquire(key, this.fingerprint, token, LEASE, TTL)).isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(store.complete(key, token, this.response, TTL)).isTrue();
+	}
+
+	private StoredResponse replay(IdempotencyStore store, IdempotencyKey key) {
+		AcquireResult result = store.acquire(key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		assertThat(result).isInstanceOf(AcquireResult.Replay.class);
+		IdempotencyRecord record = store.find(key).orElseThrow();
+		assertThat(record.response()).isNotNull();
+		return ((AcquireResult.Replay) result).response();
+	}
+
+}
