@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -29,7 +30,9 @@ import java.util.logging.Logger;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
+import dev.idempotency.core.store.EncryptingIdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 
@@ -72,6 +75,8 @@ public final class IdempotencyEngine implements AutoCloseable {
 	private volatile boolean ownsScheduler;
 
 	private final Heartbeats heartbeats;
+
+	private final AtomicBoolean sealedWarned = new AtomicBoolean();
 
 	/**
 	 * Create an engine over the given store.
@@ -187,7 +192,7 @@ public final class IdempotencyEngine implements AutoCloseable {
 				return new Decision.Execute(execution);
 			}
 			if (result instanceof AcquireResult.Replay replay) {
-				return new Decision.Replay(replay.response(), replay.expiresAt());
+				return new Decision.Replay(replayable(key, replay.response()), replay.expiresAt());
 			}
 			if (result instanceof AcquireResult.Mismatch) {
 				return new Decision.Mismatch();
@@ -207,6 +212,21 @@ public final class IdempotencyEngine implements AutoCloseable {
 			}
 			pollMillis = Math.min(MAX_POLL_MILLIS, pollMillis * 2);
 		}
+	}
+
+	// An encrypted record that reached the engine undecrypted (encryption turned off
+	// while
+	// it lived): never replay the envelope, answer as for a record that cannot be read
+	private StoredResponse replayable(IdempotencyKey key, StoredResponse response) {
+		if (!EncryptingIdempotencyStore.isEnvelope(response)) {
+			return response;
+		}
+		if (this.sealedWarned.compareAndSet(false, true)) {
+			logger.warning(() -> "The stored response of key '" + key + "' is encrypted and no decryption is"
+					+ " configured (idempotency.encryption): it is answered as unreadable, never replayed;"
+					+ " this is logged once");
+		}
+		return StoredResponse.unreadable();
 	}
 
 	private Decision onStoreFailure(IdempotencyKey key, IdempotencyPolicy policy, IdempotencyStoreException ex) {

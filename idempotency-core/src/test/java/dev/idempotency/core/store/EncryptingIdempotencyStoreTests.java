@@ -29,6 +29,9 @@ import dev.idempotency.core.IdempotencyRecord;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.engine.Decision;
+import dev.idempotency.core.engine.IdempotencyEngine;
+import dev.idempotency.core.engine.IdempotencyPolicy;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,6 +71,18 @@ class EncryptingIdempotencyStoreTests {
 		assertThat(new String(held.bodyBytes(), StandardCharsets.ISO_8859_1)).doesNotContain("4111", "payments");
 		assertThat(replay(store, key)).isEqualTo(this.response);
 		assertThat(store.find(key).orElseThrow().response()).isEqualTo(this.response);
+	}
+
+	@Test
+	void anEngineWithoutDecryptionAnswersAnEnvelopeAsUnreadableNeverReplaysIt() {
+		// written while encryption was on, read after it was turned off
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		complete(new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A))), key);
+		try (IdempotencyEngine engine = new IdempotencyEngine(this.raw)) {
+			Decision decision = engine.begin(key, this.fingerprint, IdempotencyPolicy.defaults());
+			assertThat(decision).isInstanceOfSatisfying(Decision.Replay.class,
+					(replay) -> assertThat(replay.response().isReadable()).isFalse());
+		}
 	}
 
 	@Test
