@@ -38,6 +38,8 @@ import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
 import dev.idempotency.spring.method.StoredResults.NotStorableException;
 import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.observation.IdempotencyEntryPoint;
+import dev.idempotency.spring.observation.IdempotencyObservation;
+import dev.idempotency.spring.observation.IdempotencyObservationContext;
 import dev.idempotency.spring.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
 import dev.idempotency.spring.observation.IdempotencyOutcome;
@@ -121,6 +123,9 @@ public final class IdempotencyTemplate {
 	private static final String JSON = "application/json";
 
 	private static final String BINARY = "application/octet-stream";
+
+	private static final IdempotencyObservationConvention DEFAULT_CONVENTION = new DefaultIdempotencyObservationConvention(
+			DefaultIdempotencyObservationConvention.CALL_NAME);
 
 	private final Settings settings;
 
@@ -349,8 +354,7 @@ public final class IdempotencyTemplate {
 	@Nullable Object call(IdempotencyEntryPoint entryPoint, String policyName, String operation, @Nullable String scope,
 			@Nullable String clientKey, @Nullable Object request, Type resultType, Action action) throws Throwable {
 		NamedPolicy policy = this.settings.policy(policyName);
-		CallObservation observation = CallObservation.start(this.settings.observationRegistry,
-				this.settings.observationConvention, entryPoint, policyName);
+		IdempotencyObservation observation = observe(entryPoint, policyName);
 		try (Observation.Scope observed = observation.openScope()) {
 			IdempotencyKey key = key(operation, scope, clientKey, observation);
 			Call call = new Call(key, policy.maxResponseBody(), this.settings.deterministic(policyName), resultType,
@@ -360,7 +364,7 @@ public final class IdempotencyTemplate {
 			return this.settings.engine.begin(key, fingerprint, policy.call(joined)).handle(call);
 		}
 		catch (Throwable ex) {
-			observation.error(ex);
+			observation.fail(ex);
 			throw ex;
 		}
 		finally {
@@ -368,8 +372,18 @@ public final class IdempotencyTemplate {
 		}
 	}
 
+	private IdempotencyObservation observe(IdempotencyEntryPoint entryPoint, String policyName) {
+		ObservationRegistry registry = this.settings.observationRegistry;
+		if (registry.isNoop()) {
+			return IdempotencyObservation.NONE;
+		}
+		return IdempotencyObservation.start(registry, IdempotencyObservationDocumentation.IDEMPOTENT_CALL,
+				this.settings.observationConvention, DEFAULT_CONVENTION,
+				new IdempotencyObservationContext(entryPoint, policyName));
+	}
+
 	private IdempotencyKey key(String operation, @Nullable String scope, @Nullable String clientKey,
-			CallObservation observation) {
+			IdempotencyObservation observation) {
 		if (clientKey == null || clientKey.isEmpty()) {
 			observation.outcome(IdempotencyOutcome.MISSING_KEY);
 			throw new InvalidIdempotencyKeyException("The idempotency key of operation '" + operation + "' is missing");
@@ -483,10 +497,10 @@ public final class IdempotencyTemplate {
 
 		private final Action action;
 
-		private final CallObservation observation;
+		private final IdempotencyObservation observation;
 
 		Call(IdempotencyKey key, int maxResultSize, DeterministicExceptions deterministic, Type declared, Action action,
-				CallObservation observation) {
+				IdempotencyObservation observation) {
 			this.key = key;
 			this.maxResultSize = maxResultSize;
 			this.deterministic = deterministic;

@@ -28,10 +28,15 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservation;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
 import dev.idempotency.spring.observation.IdempotencyOutcome;
 import dev.idempotency.spring.transaction.RequestTransaction;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -69,6 +74,8 @@ final class IdempotentExchange implements Decision.Handler<@Nullable Refusal, Ex
 
 	private static final Log logger = LogFactory.getLog(IdempotentExchange.class);
 
+	private static final IdempotencyObservationConvention DEFAULT_CONVENTION = new DefaultIdempotencyObservationConvention();
+
 	private final IdempotentRequests requests;
 
 	private final HttpServletRequest request;
@@ -77,7 +84,7 @@ final class IdempotentExchange implements Decision.Handler<@Nullable Refusal, Ex
 
 	private final NamedPolicy policy;
 
-	private final RequestObservation observation;
+	private final IdempotencyObservation observation;
 
 	// the values of the key header, or null for a key in the body
 	private final @Nullable Enumeration<String> keyValues;
@@ -105,8 +112,8 @@ final class IdempotentExchange implements Decision.Handler<@Nullable Refusal, Ex
 		this.response = target.response();
 		this.policy = target.policy();
 		this.keyValues = target.keyValues();
-		this.observation = RequestObservation.start(requests.observationRegistry(), requests.observationConvention(),
-				this.request, this.policy);
+		this.observation = observe(requests.observationRegistry(), requests.observationConvention(), this.request,
+				this.policy);
 	}
 
 	/**
@@ -136,11 +143,20 @@ final class IdempotentExchange implements Decision.Handler<@Nullable Refusal, Ex
 		}
 	}
 
+	private static IdempotencyObservation observe(ObservationRegistry registry,
+			@Nullable IdempotencyObservationConvention convention, HttpServletRequest request, NamedPolicy policy) {
+		if (registry.isNoop()) {
+			return IdempotencyObservation.NONE;
+		}
+		return IdempotencyObservation.start(registry, IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST,
+				convention, DEFAULT_CONVENTION, new IdempotentRequestObservationContext(request, policy.name()));
+	}
+
 	NamedPolicy policy() {
 		return this.policy;
 	}
 
-	RequestObservation observation() {
+	IdempotencyObservation observation() {
 		return this.observation;
 	}
 

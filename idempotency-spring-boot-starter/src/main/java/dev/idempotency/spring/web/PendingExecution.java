@@ -27,6 +27,7 @@ import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.observation.IdempotencyObservation;
 import dev.idempotency.spring.transaction.RequestTransaction;
 import io.micrometer.observation.Observation;
 import jakarta.servlet.AsyncEvent;
@@ -79,7 +80,7 @@ final class PendingExecution {
 
 	private final NamedPolicy policy;
 
-	private final RequestObservation observation;
+	private final IdempotencyObservation observation;
 
 	private final StoredHeaders storedHeaders;
 

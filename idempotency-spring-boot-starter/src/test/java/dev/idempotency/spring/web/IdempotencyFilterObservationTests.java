@@ -31,10 +31,13 @@ import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
 import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservation;
 import dev.idempotency.spring.observation.IdempotencyObservationContext;
+import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
@@ -293,7 +296,7 @@ class IdempotencyFilterObservationTests {
 
 	@Test
 	void noopRegistryObservesNothingAndTheRequestStillRuns() throws Exception {
-		this.filter.setObservationRegistry(io.micrometer.observation.ObservationRegistry.NOOP);
+		this.filter.setObservationRegistry(ObservationRegistry.NOOP);
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		this.filter.doFilter(request("/idempotent", KEY), response, chain(201, "created"));
 		assertThat(response.getContentAsString()).isEqualTo("created");
@@ -304,11 +307,8 @@ class IdempotencyFilterObservationTests {
 	void observationSwitchedOffByAPredicateIsTheNoOpOneAndTheRequestStillRuns() throws Exception {
 		this.registry.observationConfig().observationPredicate((name, context) -> !name.equals(NAME));
 		NamedPolicy policy = policy(IdempotencyPolicy.defaults());
-		assertThat(RequestObservation.start(this.registry, null, request("/idempotent", KEY), policy))
-			.isSameAs(RequestObservation.NONE);
-		assertThat(
-				RequestObservation.start(TestObservationRegistry.create(), null, request("/idempotent", KEY), policy))
-			.isNotSameAs(RequestObservation.NONE);
+		assertThat(observe(this.registry, policy)).isSameAs(IdempotencyObservation.NONE);
+		assertThat(observe(TestObservationRegistry.create(), policy)).isNotSameAs(IdempotencyObservation.NONE);
 		MockHttpServletResponse response = new MockHttpServletResponse();
 		this.filter.doFilter(request("/idempotent", KEY), response, chain(201, "created"));
 		assertThat(response.getContentAsString()).isEqualTo("created");
@@ -370,6 +370,12 @@ class IdempotencyFilterObservationTests {
 			}
 
 		});
+	}
+
+	private static IdempotencyObservation observe(ObservationRegistry registry, NamedPolicy policy) {
+		return IdempotencyObservation.start(registry, IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST, null,
+				new DefaultIdempotencyObservationConvention(),
+				new IdempotentRequestObservationContext(request("/idempotent", KEY), policy.name()));
 	}
 
 }
