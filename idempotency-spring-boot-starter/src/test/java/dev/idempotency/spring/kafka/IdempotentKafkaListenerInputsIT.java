@@ -19,6 +19,7 @@ package dev.idempotency.spring.kafka;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,6 +51,8 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.listener.MessageListenerContainer;
 import org.springframework.kafka.test.EmbeddedKafkaKraftBroker;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -208,6 +212,15 @@ class IdempotentKafkaListenerInputsIT {
 
 	@Test
 	void aListenerHungPastItsMaxExecutionTimeLosesItsKeyToARedelivery() throws Exception {
+		// each of the two consumers holds one partition before the first run hangs: a
+		// rebalance after it would wait for the hung consumer and stall the redelivery
+		MessageListenerContainer container = this.context.getBean(KafkaListenerEndpointRegistry.class)
+			.getListenerContainer("hang");
+		awaitTrue(() -> {
+			Map<String, Collection<TopicPartition>> assignments = container.getAssignmentsByClientId();
+			return assignments != null && assignments.size() == 2
+					&& assignments.values().stream().allMatch((partitions) -> partitions.size() == 1);
+		}, () -> "each hang consumer to hold one partition " + container.getAssignmentsByClientId());
 		send("-hang", 0, "hang-1", "settle 100");
 		awaitTrue(() -> inputs().count("hang.runs") == 1, "the first run to start, and hang");
 		long sent = System.nanoTime();

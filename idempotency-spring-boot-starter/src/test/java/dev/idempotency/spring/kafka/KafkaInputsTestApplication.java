@@ -194,8 +194,10 @@ public class KafkaInputsTestApplication {
 		}
 
 		// the first run hangs: a redelivery on another partition
-		// takes the key over after the max execution time
-		@KafkaListener(id = "hang", topics = "${test.topic}-hang", groupId = "${test.group}", concurrency = "2")
+		// takes the key over after the max execution time. A group of its own: a
+		// rebalance of a group waits for every member, the hung one too, so the
+		// other listeners' joins must not touch it
+		@KafkaListener(id = "hang", topics = "${test.topic}-hang", groupId = "${test.group}-hang", concurrency = "2")
 		@Idempotent(policy = "hangs", key = "#key", fingerprint = "#key")
 		void hang(@Header(KafkaHeaders.RECEIVED_KEY) String key, @Payload ProtoLike payload)
 				throws InterruptedException {
