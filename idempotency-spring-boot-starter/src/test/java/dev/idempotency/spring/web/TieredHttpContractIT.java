@@ -73,10 +73,13 @@ class TieredHttpContractIT extends AbstractHttpContractIT {
 			return new SchemaDropper(dataSource, schema(environment));
 		}
 
-		// one schema per claim mode: both contexts stay cached side by side
+		// one schema per claim mode and encryption setting: the contexts stay cached
+		// side by side
 		private static String schema(Environment environment) {
-			return SCHEMA + "_"
+			String schema = SCHEMA + "_"
 					+ environment.getProperty("idempotency.tiered.claim", "durable").toLowerCase(Locale.ROOT);
+			return environment.getProperty("idempotency.encryption.enabled", Boolean.class, false) ? schema + "_enc"
+					: schema;
 		}
 
 	}
