@@ -91,6 +91,10 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 
 	private static final Logger logger = Logger.getLogger(EncryptingIdempotencyStore.class.getName());
 
+	// one cipher per thread, initialised again for each operation: obtaining a Cipher
+	// looks up its provider every time, which cost more than AES-GCM itself on a response
+	private static final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(EncryptingIdempotencyStore::newCipher);
+
 	private final IdempotencyStore delegate;
 
 	private final Supplier<EncryptionKeyRing> keyRing;
@@ -212,7 +216,7 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 		byte[] sealed = new byte[NONCE_LENGTH + plain.length + TAG_BITS / 8];
 		System.arraycopy(nonce, 0, sealed, 0, NONCE_LENGTH);
 		try {
-			Cipher cipher = Cipher.getInstance(TRANSFORMATION);
+			Cipher cipher = ciphers.get();
 			cipher.init(Cipher.ENCRYPT_MODE, ring.primaryKey(), new GCMParameterSpec(TAG_BITS, nonce));
 			cipher.updateAAD(associatedData(key, keyId));
 			cipher.doFinal(plain, 0, plain.length, sealed, NONCE_LENGTH);
@@ -243,7 +247,7 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 			return StoredResponse.unreadable();
 		}
 		try {
-			Cipher cipher = Cipher.getInstance(TRANSFORMATION);
+			Cipher cipher = ciphers.get();
 			cipher.init(Cipher.DECRYPT_MODE, secretKey, new GCMParameterSpec(TAG_BITS, sealed, 0, NONCE_LENGTH));
 			cipher.updateAAD(associatedData(key, keyId));
 			byte[] plain = cipher.doFinal(sealed, NONCE_LENGTH, sealed.length - NONCE_LENGTH);
@@ -262,6 +266,15 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 		}
 		catch (GeneralSecurityException ex) {
 			throw new IllegalStateException("Cannot decrypt with key '" + keyId + "'", ex);
+		}
+	}
+
+	private static Cipher newCipher() {
+		try {
+			return Cipher.getInstance(TRANSFORMATION);
+		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("This JVM offers no " + TRANSFORMATION + " cipher", ex);
 		}
 	}
 
