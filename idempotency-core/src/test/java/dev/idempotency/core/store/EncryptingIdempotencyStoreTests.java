@@ -18,8 +18,14 @@ package dev.idempotency.core.store;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import javax.crypto.spec.SecretKeySpec;
 
@@ -125,6 +131,45 @@ class EncryptingIdempotencyStoreTests {
 		this.raw.acquire(copy, this.fingerprint, token, LEASE, TTL);
 		this.raw.complete(copy, token, new StoredResponse(held.status(), held.headers(), body), TTL);
 		assertThat(replay(store, copy).isReadable()).isFalse();
+		// the thread's cipher, left after a failed authentication, seals and opens the
+		// next
+		IdempotencyKey next = IdempotencyKey.global("k3");
+		complete(store, next);
+		assertThat(replay(store, next)).isEqualTo(this.response);
+	}
+
+	@Test
+	void threadsSealAndOpenAtTheSameTime() throws Exception {
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		int threads = 8;
+		int perThread = 50;
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<Integer>> results = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				String prefix = "t" + t + "-";
+				results.add(executor.submit(() -> {
+					start.await();
+					int replayed = 0;
+					for (int i = 0; i < perThread; i++) {
+						IdempotencyKey key = IdempotencyKey.global(prefix + i);
+						complete(store, key);
+						if (replay(store, key).equals(this.response)) {
+							replayed++;
+						}
+					}
+					return replayed;
+				}));
+			}
+			start.countDown();
+			for (Future<Integer> result : results) {
+				assertThat(result.get(30, TimeUnit.SECONDS)).isEqualTo(perThread);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
 	}
 
 	@Test
