@@ -23,7 +23,9 @@ import java.util.List;
 import java.util.UUID;
 
 import dev.idempotency.test.servers.TestServers;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
 import redis.clients.jedis.JedisPoolConfig;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -31,6 +33,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
@@ -53,9 +56,29 @@ final class RedisTestServer {
 		return RedisURI.create(redis.host(), redis.port());
 	}
 
+	/**
+	 * Return the started Lettuce connection factory that the classes of this package
+	 * share. It waits 60 s for an answer, as Spring Data Redis does by default: the store
+	 * contract kit races 64 threads over it, which on a machine whose cores are all taken
+	 * (two CI lanes and {@code stress-ng} beside them) took longer than the 10 s of
+	 * {@link TestServers.Redis#connectionFactory()}; what the kit tests is what the store
+	 * answers, not how fast. The tests of time-outs make clients of their own.
+	 * @return the shared connection factory
+	 */
 	static synchronized LettuceConnectionFactory connectionFactory() {
 		if (connectionFactory == null) {
-			connectionFactory = TestServers.redis().connectionFactory();
+			TestServers.Redis redis = TestServers.redis();
+			LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+				.commandTimeout(Duration.ofSeconds(60))
+				.clientOptions(ClientOptions.builder()
+					.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(5)).build())
+					.build())
+				.build();
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration(redis.host(), redis.port()), client);
+			factory.afterPropertiesSet();
+			factory.start();
+			connectionFactory = factory;
 		}
 		return connectionFactory;
 	}
