@@ -92,8 +92,8 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 	private static final Logger logger = Logger.getLogger(EncryptingIdempotencyStore.class.getName());
 
 	// one cipher per thread, initialised again for each operation: obtaining a Cipher
-	// looks up its provider every time, which cost more than AES-GCM and the codec together
-	// on a 1 KiB response (EncryptionBenchmark)
+	// looks up its provider every time, which cost more than AES-GCM and the codec
+	// together on a 1 KiB response (EncryptionBenchmark)
 	private static final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(EncryptingIdempotencyStore::newCipher);
 
 	private final IdempotencyStore delegate;
