@@ -42,16 +42,20 @@ import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
- * Tests for {@link IdempotencyEngine} and {@link Execution}.
+ * Tests for {@link IdempotencyEngine} and {@link Execution}. Each test has its own store
+ * and engine, so they run side by side: several wait out a lease or a heartbeat, and one
+ * after the other they kept a test JVM waiting for about twelve seconds.
  *
  * @author Idempotency contributors
  */
+@org.junit.jupiter.api.parallel.Execution(ExecutionMode.CONCURRENT)
 class IdempotencyEngineTests {
 
 	private static final IdempotencyPolicy POLICY = IdempotencyPolicy.defaults();

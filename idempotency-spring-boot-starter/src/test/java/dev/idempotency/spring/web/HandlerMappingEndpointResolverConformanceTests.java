@@ -29,6 +29,8 @@ import java.util.stream.Stream;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -71,9 +73,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * variables, unknown paths, with and without a request parameter and a JSON content
  * type), the resolver finds an endpoint exactly when the handler that Spring MVC's
  * handler mappings choose is an idempotent one, and it is that handler's endpoint.
+ * <p>
+ * The configurations run side by side: each starts contexts of its own, and one after the
+ * other they were the last unit tests of the module to end, by ten seconds.
  *
  * @author Idempotency contributors
  */
+@Execution(ExecutionMode.CONCURRENT)
 class HandlerMappingEndpointResolverConformanceTests {
 
 	private static final List<String> METHODS = List.of("POST", "PUT", "PATCH", "DELETE", "GET", "HEAD", "OPTIONS");

@@ -112,6 +112,14 @@ class TieredIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTest
 		return new TransactionPerOperationStore(tiered, transactionManager);
 	}
 
+	@Override
+	protected int raceKeys() {
+		// a quarter of the kit's keys, each still raced by all its threads:
+		// JdbcIdempotencyStoreTransactionalIT races the same advisory-locked claims, and
+		// TieredIdempotencyStoreIT the same tiers, with the full number
+		return 250;
+	}
+
 	// the cases above would pass on auto-committed operations too: this one shows that
 	// the completion joins the transaction and reaches Redis only after its commit
 	@Test
