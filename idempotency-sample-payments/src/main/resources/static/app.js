@@ -88,11 +88,13 @@ async function pay() {
   $('results').innerHTML = '';
   $('balance').innerHTML = '';
   if ($('network-retry').checked) {
-    // the first request is slow (3 s at the gateway); the client gives up waiting and
-    // retries with the same key. The retry waits for the policy's in-flight-wait (1 s),
-    // then gets 409 because the first request is still running.
-    const first = call('POST', '/payments', { key, body, headers: { 'Demo-Gateway-Delay-Ms': '3000' } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // the first request is slow (4 s at the gateway); a second later the client gives up
+    // waiting and retries with the same key. The retry waits for the policy's
+    // in-flight-wait (1 s), then gets 409 because the first request is still running.
+    // (The second's head start and the gateway's 4 s leave the story room on a busy
+    // machine: the first request may reach the server late, and the retry too.)
+    const first = call('POST', '/payments', { key, body, headers: { 'Demo-Gateway-Delay-Ms': '4000' } });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     show('retry while in flight', await call('POST', '/payments', { key, body }));
     show('first request', await first);
     show('retry after completion', await call('POST', '/payments', { key, body }));
