@@ -186,7 +186,7 @@ class PaymentsPageIT {
 		// reached
 		// the server first once, under stress-ng beside two other builds, and ran: 201.)
 		Row inFlight = rows.get(0);
-		assertThat(inFlight.status()).isEqualTo(409);
+		assertThat(inFlight.status()).as("the retry while in flight, of %s", rows).isEqualTo(409);
 		assertThat(inFlight.replayed()).isFalse();
 		assertThat(inFlight.body()).contains("request-in-progress");
 		Row first = rows.get(1);
