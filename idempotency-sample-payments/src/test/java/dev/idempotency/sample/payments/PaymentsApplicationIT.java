@@ -16,7 +16,9 @@
 
 package dev.idempotency.sample.payments;
 
+import java.net.URLEncoder;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -100,7 +102,9 @@ class PaymentsApplicationIT {
 		String slow = paymentJson(account, 1000, "Order 1002");
 		CompletableFuture<HttpResponse<byte[]>> inFlight = CompletableFuture.supplyAsync(() -> this.client.post("alice",
 				"/payments", slow, "Idempotency-Key", "order-1002", "Demo-Gateway-Delay-Ms", "4000"));
-		Thread.sleep(500);
+		// no fixed head start, which a busy machine can outrun: the duplicate goes out
+		// once the operator's endpoint shows the key in progress
+		awaitProcessing("order-1002", "principal:alice", inFlight);
 		HttpResponse<byte[]> busy = this.client.post("alice", "/payments", slow, "Idempotency-Key", "order-1002");
 		assertThat(busy.statusCode()).isEqualTo(409);
 		assertThat(busy.headers().firstValue("Retry-After")).isPresent();
@@ -297,6 +301,16 @@ class PaymentsApplicationIT {
 				"account-" + UUID.randomUUID());
 		assertThat(response.statusCode()).isEqualTo(201);
 		return id(response);
+	}
+
+	private void awaitProcessing(String key, String scope, CompletableFuture<?> request) throws InterruptedException {
+		String path = "/actuator/idempotency?key=" + key + "&scope=" + URLEncoder.encode(scope, StandardCharsets.UTF_8);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (!SampleClient.text(this.client.get("admin", path)).contains("\"state\":\"PROCESSING\"")) {
+			assertThat(request).as("the request holding %s", key).isNotDone();
+			assertThat(System.nanoTime() - deadline).as("%s in progress within 30 s", key).isNegative();
+			Thread.sleep(20);
+		}
 	}
 
 	private static String paymentJson(String account, long amount, String description) {
