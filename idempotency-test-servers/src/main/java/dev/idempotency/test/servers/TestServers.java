@@ -275,13 +275,23 @@ public final class TestServers {
 	public record Redis(String host, int port, String source) {
 
 		/**
-		 * Return a new, started connection factory for this server. The caller destroys
-		 * it.
+		 * Return a new, started connection factory for this server that waits 10 s for an
+		 * answer. The caller destroys it.
 		 * @return the connection factory
 		 */
 		public LettuceConnectionFactory connectionFactory() {
+			return connectionFactory(Duration.ofSeconds(10));
+		}
+
+		/**
+		 * Return a new, started connection factory for this server. The caller destroys
+		 * it.
+		 * @param commandTimeout how long a command waits for its answer
+		 * @return the connection factory
+		 */
+		public LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
 			LettuceClientConfiguration client = LettuceClientConfiguration.builder()
-				.commandTimeout(Duration.ofSeconds(10))
+				.commandTimeout(commandTimeout)
 				.clientOptions(ClientOptions.builder()
 					.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(5)).build())
 					.build())

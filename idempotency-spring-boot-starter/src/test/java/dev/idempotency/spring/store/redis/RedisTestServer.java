@@ -23,9 +23,7 @@ import java.util.List;
 import java.util.UUID;
 
 import dev.idempotency.test.servers.TestServers;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
 import redis.clients.jedis.JedisPoolConfig;
 
 import org.springframework.data.redis.connection.RedisConnection;
@@ -33,7 +31,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
@@ -67,18 +64,7 @@ final class RedisTestServer {
 	 */
 	static synchronized LettuceConnectionFactory connectionFactory() {
 		if (connectionFactory == null) {
-			TestServers.Redis redis = TestServers.redis();
-			LettuceClientConfiguration client = LettuceClientConfiguration.builder()
-				.commandTimeout(Duration.ofSeconds(60))
-				.clientOptions(ClientOptions.builder()
-					.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(5)).build())
-					.build())
-				.build();
-			LettuceConnectionFactory factory = new LettuceConnectionFactory(
-					new RedisStandaloneConfiguration(redis.host(), redis.port()), client);
-			factory.afterPropertiesSet();
-			factory.start();
-			connectionFactory = factory;
+			connectionFactory = TestServers.redis().connectionFactory(Duration.ofSeconds(60));
 		}
 		return connectionFactory;
 	}
