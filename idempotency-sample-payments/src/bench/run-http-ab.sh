@@ -87,16 +87,19 @@ build() { # version commit-or-empty -> prints the classpath of that version's be
 			git -C "$tree" checkout -q --detach "$commit" >&2
 		fi
 	fi
+	# a failed build must stop the run (errexit does not reach into the command
+	# substitution that calls this function)
 	(cd "$tree" && ./mvnw -B -q -pl idempotency-sample-payments -am -DskipTests test-compile \
-		dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/classpath-$version.txt") >&2
+		dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/classpath-$version.txt") >&2 \
+		|| { echo "the build of ${commit:-the work tree} failed" >&2; return 1; }
 	local module=$tree/idempotency-sample-payments
 	echo "$module/target/test-classes:$module/target/classes:$(cat "$OUT/classpath-$version.txt")"
 }
 
 echo "Building before ($BEFORE) and after (${AFTER:-work tree})..."
 declare -A CLASSPATHS
-CLASSPATHS[a]=$(build a "$BEFORE")
-CLASSPATHS[b]=$(build b "$AFTER")
+CLASSPATHS[a]=$(build a "$BEFORE") || exit 1
+CLASSPATHS[b]=$(build b "$AFTER") || exit 1
 declare -A LABELS=([a]="before $(git -C "$ROOT" rev-parse --short "$BEFORE")" \
 	[b]="after ${AFTER:+$(git -C "$ROOT" rev-parse --short "$AFTER")}")
 [[ -n $AFTER ]] || LABELS[b]="after $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
