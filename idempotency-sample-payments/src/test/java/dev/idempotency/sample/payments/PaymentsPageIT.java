@@ -158,7 +158,7 @@ class PaymentsPageIT {
 	}
 
 	@Test
-	void aNetworkRetryWhileInFlightIsToldToWaitAndTheLaterRetryIsAReplay() {
+	void aNetworkRetryWhileInFlightPaysOnceAndTheLaterRetryIsAReplay() {
 		String account = openAccount();
 		pay(true);
 		List<Row> rows = results();
