@@ -50,10 +50,9 @@ import static org.awaitility.Awaitility.await;
  * @author Idempotency contributors
  */
 @Import(AbstractOpsIT.RealServers.class)
-// a context of its own: the test counts every request its registry has seen, and the
-// classes with the same configuration (IdempotencyEndpointIT) would otherwise share
-// theirs
-// with it whenever they run before it in the same JVM
+// a context of its own: the test counts every request its registry has seen, and a class
+// with the same configuration (IdempotencyEndpointExposureIT) that ran before it in the
+// same JVM would otherwise share its context, and its requests, with it
 @TestPropertySource(properties = "idempotency.test.context=metrics")
 class IdempotencyMetricsIT extends AbstractOpsIT {
 
