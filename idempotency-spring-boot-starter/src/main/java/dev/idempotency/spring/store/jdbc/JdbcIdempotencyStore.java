@@ -81,7 +81,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * and a crashed owner's claim vanishes with its rolled-back transaction, so no lease
  * needs renewing. Such a claim is guarded by a transaction-level advisory lock on its
  * key, which every claim takes once {@link #setTransactionalClaims(boolean)} is on: a
- * duplicate learns that the key is held without waiting for the transaction.
+ * duplicate learns that the key is held without waiting for the transaction. A guarded
+ * claim is made as {@link #acquireFresh} makes one: the guarded {@code INSERT} alone
+ * first, and the combined statement only when it inserted nothing.
  * <p>
  * <b>Time.</b> Every instant is computed by PostgreSQL from {@code now()}; durations are
  * sent as milliseconds. The application's clock is never used. Replays and found records
@@ -317,6 +319,13 @@ public class JdbcIdempotencyStore
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
 		JdbcStatements statements = this.statements;
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
+		// A guarded claim tries its insert alone first, whatever the form asked for: the
+		// combined guarded statement plans three branches (the insert, the row found, the
+		// lock held elsewhere) for a key that is almost always new, and cost a tenth of
+		// the
+		// transactional mode's transaction (docs/benchmarks.md). A key that has a row (a
+		// replay, a duplicate) pays a second statement.
+		boolean insertFirst = guarded || form == ClaimForm.INSERT_FIRST;
 		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		Object[] values = claim.values(guarded ? statements : null);
 		PositionalStatement insert = guarded ? statements.insertClaimGuarded : statements.insertClaim;
@@ -324,7 +333,7 @@ public class JdbcIdempotencyStore
 				: (form == ClaimForm.UNFLUSHED) ? statements.acquireUnflushed : statements.acquire;
 		RecordRows rows = this.rows;
 		return this.jdbc.run("acquire", (operation) -> {
-			if (form == ClaimForm.INSERT_FIRST) {
+			if (insertFirst) {
 				try (PreparedStatement statement = operation.prepare(insert, values)) {
 					if (statement.executeUpdate() == 1) {
 						return new AcquireResult.Acquired(token);
