@@ -322,9 +322,8 @@ public class JdbcIdempotencyStore
 		// A guarded claim tries its insert alone first, whatever the form asked for: the
 		// combined guarded statement plans three branches (the insert, the row found, the
 		// lock held elsewhere) for a key that is almost always new, and cost a tenth of
-		// the
-		// transactional mode's transaction (docs/benchmarks.md). A key that has a row (a
-		// replay, a duplicate) pays a second statement.
+		// the transactional mode's transaction (docs/benchmarks.md). A key that has a row
+		// (a replay, a duplicate) pays a second statement.
 		boolean insertFirst = guarded || form == ClaimForm.INSERT_FIRST;
 		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
 		Object[] values = claim.values(guarded ? statements : null);
