@@ -25,9 +25,9 @@ import java.util.Map;
 import java.util.Set;
 
 import dev.idempotency.core.store.ReplayCachingStore;
+import dev.idempotency.spring.http.AnonymousRequests;
 import dev.idempotency.spring.store.tiered.ClaimCommit;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
-import dev.idempotency.spring.web.AnonymousRequests;
 import dev.idempotency.spring.web.IdempotencyFilter;
 import org.jspecify.annotations.Nullable;
 

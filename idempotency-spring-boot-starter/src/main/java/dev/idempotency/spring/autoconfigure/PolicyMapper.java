@@ -35,7 +35,7 @@ import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Fingerpr
 import dev.idempotency.spring.autoconfigure.IdempotencyPolicyProperties.Key;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Endpoint;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.JsonMode;
-import dev.idempotency.spring.web.EndpointRule;
+import dev.idempotency.spring.http.EndpointRule;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;

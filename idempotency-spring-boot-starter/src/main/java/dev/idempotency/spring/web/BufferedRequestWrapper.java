@@ -21,20 +21,16 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URLDecoder;
-import java.nio.charset.Charset;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Enumeration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.fingerprint.FingerprintInput;
+import dev.idempotency.spring.http.FormCanonicalizer;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
@@ -120,12 +116,13 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 			}
 			return new BufferedRequestWrapper(request, EMPTY, FormCanonicalizer.canonicalize(parameters));
 		}
-		Map<String, List<String>> bodyParameters = FormCanonicalizer.parseStrictly(body, charset(request));
+		Map<String, List<String>> bodyParameters = FormCanonicalizer.parseStrictly(body,
+				FormCanonicalizer.charset(request.getCharacterEncoding()));
 		if (bodyParameters == null) {
 			return new BufferedRequestWrapper(request, body, body);
 		}
 		// the body has been read, so the container's parameters are the query's
-		Map<String, String[]> parameters = merge(request.getParameterMap(), bodyParameters);
+		Map<String, String[]> parameters = FormCanonicalizer.merge(request.getParameterMap(), bodyParameters);
 		return new BufferedRequestWrapper(request, body, FormCanonicalizer.canonicalize(parameters));
 	}
 
@@ -232,27 +229,11 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 	public BufferedReader getReader() {
 		BufferedReader current = this.reader;
 		if (current == null) {
-			current = new BufferedReader(new InputStreamReader(getInputStream(), charset()));
+			current = new BufferedReader(
+					new InputStreamReader(getInputStream(), FormCanonicalizer.charset(getCharacterEncoding())));
 			this.reader = current;
 		}
 		return current;
-	}
-
-	private Charset charset() {
-		return charset(this);
-	}
-
-	private static Charset charset(HttpServletRequest request) {
-		String encoding = request.getCharacterEncoding();
-		if (encoding != null) {
-			try {
-				return Charset.forName(encoding);
-			}
-			catch (IllegalArgumentException ex) {
-				// unsupported: fall back as the servlet specification does
-			}
-		}
-		return StandardCharsets.ISO_8859_1;
 	}
 
 	@Override
@@ -282,60 +263,13 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 		if (current == null) {
 			// the container parses only the query string once the body has been read
 			Map<String, String[]> container = super.getParameterMap();
-			current = isFormPost() ? merge(container, parseForm()) : container;
+			boolean formPost = "POST".equals(getMethod()) && FormCanonicalizer.isForm(getContentType());
+			current = formPost ? FormCanonicalizer.merge(container,
+					FormCanonicalizer.parseLeniently(this.body, FormCanonicalizer.charset(getCharacterEncoding())))
+					: container;
 			this.parameters = current;
 		}
 		return current;
-	}
-
-	private boolean isFormPost() {
-		String contentType = getContentType();
-		return "POST".equals(getMethod()) && contentType != null
-				&& contentType.toLowerCase(Locale.ROOT).strip().startsWith("application/x-www-form-urlencoded");
-	}
-
-	private Map<String, List<String>> parseForm() {
-		Map<String, List<String>> form = new LinkedHashMap<>();
-		Charset charset = charset();
-		String text = new String(this.body, StandardCharsets.ISO_8859_1);
-		for (String pair : text.split("&")) {
-			if (pair.isEmpty()) {
-				continue;
-			}
-			int equals = pair.indexOf('=');
-			String name = (equals >= 0) ? pair.substring(0, equals) : pair;
-			String value = (equals >= 0) ? pair.substring(equals + 1) : "";
-			try {
-				String decodedName = decode(name, charset);
-				String decodedValue = decode(value, charset);
-				form.computeIfAbsent(decodedName, (key) -> new ArrayList<>()).add(decodedValue);
-			}
-			catch (IllegalArgumentException ex) {
-				// a malformed pair is skipped, as containers do
-			}
-		}
-		return form;
-	}
-
-	private static String decode(String value, Charset charset) {
-		// the body was read as ISO-8859-1 so that every byte maps to one char: re-encode
-		// raw bytes outside the %-escapes in the request's charset
-		String decoded = URLDecoder.decode(value, StandardCharsets.ISO_8859_1);
-		return new String(decoded.getBytes(StandardCharsets.ISO_8859_1), charset);
-	}
-
-	private static Map<String, String[]> merge(Map<String, String[]> query, Map<String, List<String>> form) {
-		Map<String, String[]> merged = new LinkedHashMap<>(query);
-		form.forEach((name, values) -> {
-			String[] existing = merged.get(name);
-			List<String> all = new ArrayList<>();
-			if (existing != null) {
-				all.addAll(Arrays.asList(existing));
-			}
-			all.addAll(values);
-			merged.put(name, all.toArray(new String[0]));
-		});
-		return Collections.unmodifiableMap(merged);
 	}
 
 	/**

@@ -26,6 +26,11 @@ import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.EndpointRule;
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.IdempotencyProblem;
+import dev.idempotency.spring.http.IdempotentEndpoint;
+import dev.idempotency.spring.http.Refusal;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -85,11 +90,11 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 
 	private final Set<Warning> warned = ConcurrentHashMap.newKeySet();
 
-	private String keyHeader = IdempotentRequests.DEFAULT_KEY_HEADER;
+	private String keyHeader = HttpContract.KEY_HEADER;
 
 	private @Nullable NamedPolicies policies;
 
-	private String problemTypeBase = IdempotentRequests.DEFAULT_PROBLEM_TYPE_BASE;
+	private String problemTypeBase = HttpContract.PROBLEM_TYPE_BASE;
 
 	private @Nullable IdempotencyProblemRenderer problemRenderer;
 
@@ -196,7 +201,7 @@ public final class EndpointResolutionInterceptor implements HandlerInterceptor {
 		PathContainer path = RequestPath.parse(request.getRequestURI(), request.getContextPath())
 			.pathWithinApplication();
 		for (EndpointRule rule : this.resolver.getRules()) {
-			if (rule.match(request, path) != null) {
+			if (rule.match(request.getMethod(), path) != null) {
 				return true;
 			}
 		}

@@ -35,6 +35,8 @@ import java.util.concurrent.CompletionStage;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.EndpointRule;
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import jakarta.servlet.http.HttpServletRequest;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -642,7 +644,7 @@ public final class HandlerMappingEndpointResolver
 				return best.mapping().endpoint;
 			}
 			for (EndpointRule rule : this.rules) {
-				IdempotentEndpoint endpoint = rule.match(request, path.pathWithinApplication());
+				IdempotentEndpoint endpoint = rule.match(request.getMethod(), path.pathWithinApplication());
 				if (endpoint != null) {
 					return endpoint;
 				}

@@ -28,6 +28,11 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.AnonymousRequests;
+import dev.idempotency.spring.http.ClientTtlHeader;
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.IdempotentEndpoint;
+import dev.idempotency.spring.http.StoredHeaders;
 import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
@@ -84,22 +89,22 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	/**
 	 * Default name of the header that carries the key.
 	 */
-	public static final String DEFAULT_KEY_HEADER = IdempotentRequests.DEFAULT_KEY_HEADER;
+	public static final String DEFAULT_KEY_HEADER = HttpContract.KEY_HEADER;
 
 	/**
 	 * Default base of the problem {@code type} URIs.
 	 */
-	public static final String DEFAULT_PROBLEM_TYPE_BASE = IdempotentRequests.DEFAULT_PROBLEM_TYPE_BASE;
+	public static final String DEFAULT_PROBLEM_TYPE_BASE = HttpContract.PROBLEM_TYPE_BASE;
 
 	/**
 	 * Header set to {@code true} on replayed responses.
 	 */
-	public static final String REPLAYED_HEADER = ReplayWriter.REPLAYED_HEADER;
+	public static final String REPLAYED_HEADER = HttpContract.REPLAYED_HEADER;
 
 	/**
 	 * Header that advertises when the record of a key expires (an HTTP date).
 	 */
-	public static final String EXPIRES_HEADER = ReplayWriter.EXPIRES_HEADER;
+	public static final String EXPIRES_HEADER = HttpContract.EXPIRES_HEADER;
 
 	/**
 	 * Name of the request attribute that holds the request's {@link IdempotencyKey}
@@ -129,7 +134,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * CORS processing sets them) and headers that carry credentials or authentication
 	 * challenges. A name ending in {@code *} matches by prefix, in any case.
 	 */
-	public static final List<String> DEFAULT_EXCLUDED_RESPONSE_HEADERS = IdempotentRequests.DEFAULT_EXCLUDED_RESPONSE_HEADERS;
+	public static final List<String> DEFAULT_EXCLUDED_RESPONSE_HEADERS = HttpContract.EXCLUDED_RESPONSE_HEADERS;
 
 	private final IdempotentRequests requests;
 

@@ -19,6 +19,7 @@ package dev.idempotency.spring.web;
 import java.io.IOException;
 import java.time.Duration;
 
+import dev.idempotency.spring.http.IdempotencyProblem;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;

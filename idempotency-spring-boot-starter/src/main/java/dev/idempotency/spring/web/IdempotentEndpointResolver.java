@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.web;
 
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 

@@ -28,6 +28,11 @@ import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.AnonymousRequests;
+import dev.idempotency.spring.http.ClientTtlHeader;
+import dev.idempotency.spring.http.JsonBodyKeyReader;
+import dev.idempotency.spring.http.KeyHeaderParser;
+import dev.idempotency.spring.http.Refusal;
 import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.observation.IdempotencyObservation;
 import dev.idempotency.spring.observation.IdempotencyObservationConvention;
@@ -250,7 +255,9 @@ final class IdempotentExchange implements Decision.Handler<@Nullable Refusal, Ex
 	}
 
 	private IdempotencyPolicy requestPolicy() {
-		return this.requests.clientTtlHeader().policy(this.request, this.policy);
+		ClientTtlHeader ttl = this.requests.clientTtlHeader();
+		String header = ttl.name();
+		return ttl.policy((header != null) ? this.request.getHeader(header) : null, this.policy);
 	}
 
 	private @Nullable Refusal decide() throws ServletException, IOException {

@@ -26,6 +26,11 @@ import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.spring.IdempotencyKeySource;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.AnonymousRequests;
+import dev.idempotency.spring.http.ClientTtlHeader;
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.IdempotentEndpoint;
+import dev.idempotency.spring.http.StoredHeaders;
 import dev.idempotency.spring.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import io.micrometer.observation.ObservationRegistry;
@@ -59,14 +64,6 @@ final class IdempotentRequests {
 	 */
 	static final String NO_ENDPOINT = "none";
 
-	static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
-
-	static final String DEFAULT_PROBLEM_TYPE_BASE = "https://idempotency.dev/problems/";
-
-	static final List<String> DEFAULT_EXCLUDED_RESPONSE_HEADERS = List.of("Access-Control-*", "Authorization",
-			"WWW-Authenticate", "X-Auth-Token", "X-Access-Token", "X-Refresh-Token", "X-Api-Key",
-			"X-Amz-Security-Token", "X-CSRF-Token", "X-XSRF-Token");
-
 	private final IdempotencyEngine engine;
 
 	private final IdempotentEndpointResolver endpointResolver;
@@ -76,7 +73,7 @@ final class IdempotentRequests {
 	// the policies whose anonymous requests were warned about: one line each
 	private final Set<String> anonymousWarned = ConcurrentHashMap.newKeySet();
 
-	private String keyHeader = DEFAULT_KEY_HEADER;
+	private String keyHeader = HttpContract.KEY_HEADER;
 
 	private IdempotencyScopeResolver scopeResolver = new DefaultIdempotencyScopeResolver();
 
@@ -84,11 +81,11 @@ final class IdempotentRequests {
 
 	private ClientTtlHeader clientTtlHeader = ClientTtlHeader.NONE;
 
-	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), DEFAULT_EXCLUDED_RESPONSE_HEADERS);
+	private StoredHeaders storedHeaders = new StoredHeaders(List.of(), HttpContract.EXCLUDED_RESPONSE_HEADERS);
 
 	private boolean expiresHeader = true;
 
-	private ProblemWriter problems = new ProblemWriter(DEFAULT_PROBLEM_TYPE_BASE, null);
+	private ProblemWriter problems = new ProblemWriter(HttpContract.PROBLEM_TYPE_BASE, null);
 
 	private ReplayWriter replays = new ReplayWriter(this.storedHeaders, this.expiresHeader);
 

@@ -27,6 +27,9 @@ import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Execution;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.IdempotencyProblem;
+import dev.idempotency.spring.http.Refusal;
+import dev.idempotency.spring.http.StoredHeaders;
 import dev.idempotency.spring.observation.IdempotencyObservation;
 import dev.idempotency.spring.transaction.RequestTransaction;
 import io.micrometer.observation.Observation;
@@ -242,7 +245,8 @@ final class PendingExecution {
 		request.removeAttribute(ATTRIBUTE);
 		capture.flushWriter();
 		int status = capture.getStatus();
-		List<HttpHeader> headers = this.storedHeaders.capture(capture);
+		List<HttpHeader> headers = this.storedHeaders.capture(capture.getContentType(), capture.getHeaderNames(),
+				capture::getHeaders);
 		boolean streaming = capture.isStreaming();
 		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
 				: new StoredResponse(status, headers, capture.bufferedBody());

@@ -17,9 +17,11 @@
 package dev.idempotency.spring.web;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.IdempotencyProblem;
+import dev.idempotency.spring.http.Refusal;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
@@ -30,8 +32,6 @@ import org.jspecify.annotations.Nullable;
  * @author Idempotency contributors
  */
 final class ProblemWriter {
-
-	static final String CONTENT_TYPE = "application/problem+json";
 
 	private final String typeBase;
 
@@ -64,59 +64,10 @@ final class ProblemWriter {
 					retryAfter, (refusal.originalStatus() >= 0) ? refusal.originalStatus() : null), request, response);
 			return;
 		}
-		byte[] body = body(request.getRequestURI(), refusal);
-		response.setContentType(CONTENT_TYPE);
+		byte[] body = refusal.problemDetails(this.typeBase, request.getRequestURI());
+		response.setContentType(HttpContract.PROBLEM_CONTENT_TYPE);
 		response.setContentLength(body.length);
 		response.getOutputStream().write(body);
-	}
-
-	byte[] body(String instance, Refusal refusal) {
-		IdempotencyProblem problem = refusal.kind().problem();
-		StringBuilder json = new StringBuilder(256);
-		json.append("{\"type\":");
-		appendString(json, this.typeBase + problem.slug());
-		json.append(",\"title\":");
-		appendString(json, problem.title());
-		json.append(",\"status\":").append(problem.status());
-		json.append(",\"detail\":");
-		appendString(json, refusal.detail());
-		json.append(",\"instance\":");
-		appendString(json, instance);
-		String key = refusal.key();
-		if (key != null) {
-			json.append(",\"idempotencyKey\":");
-			appendString(json, key);
-		}
-		if (refusal.originalStatus() >= 0) {
-			json.append(",\"originalStatus\":").append(refusal.originalStatus());
-		}
-		json.append('}');
-		return json.toString().getBytes(StandardCharsets.UTF_8);
-	}
-
-	static void appendString(StringBuilder json, String value) {
-		json.append('"');
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			switch (c) {
-				case '"' -> json.append("\\\"");
-				case '\\' -> json.append("\\\\");
-				case '\n' -> json.append("\\n");
-				case '\r' -> json.append("\\r");
-				case '\t' -> json.append("\\t");
-				case '\b' -> json.append("\\b");
-				case '\f' -> json.append("\\f");
-				default -> {
-					if (c < 0x20) {
-						json.append(String.format("\\u%04x", (int) c));
-					}
-					else {
-						json.append(c);
-					}
-				}
-			}
-		}
-		json.append('"');
 	}
 
 }

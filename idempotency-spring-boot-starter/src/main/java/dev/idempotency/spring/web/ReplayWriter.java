@@ -21,28 +21,23 @@ import java.io.IOException;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.HttpDates;
+import dev.idempotency.spring.http.Refusal;
+import dev.idempotency.spring.http.StoredHeaders;
 import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Writes a stored response as the answer to a retry, with the {@value #REPLAYED_HEADER}
- * header, and the {@value #EXPIRES_HEADER} header of first responses and replays.
+ * Writes a stored response as the answer to a retry, with the
+ * {@value HttpContract#REPLAYED_HEADER} header, and the
+ * {@value HttpContract#EXPIRES_HEADER} header of first responses and replays.
  * <p>
  * Immutable and thread-safe.
  *
  * @author Idempotency contributors
  */
 final class ReplayWriter {
-
-	/**
-	 * Header set to {@code true} on replayed responses.
-	 */
-	static final String REPLAYED_HEADER = "Idempotent-Replayed";
-
-	/**
-	 * Header that advertises when the record of a key expires (an HTTP date).
-	 */
-	static final String EXPIRES_HEADER = "Idempotency-Expires";
 
 	private final StoredHeaders storedHeaders;
 
@@ -72,17 +67,17 @@ final class ReplayWriter {
 		StoredResponse stored = replay.response();
 		if (!stored.isBodyRetained()) {
 			if (this.expiresHeader) {
-				response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
+				response.setHeader(HttpContract.EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
 			}
 			return stored.isReadable() ? Refusal.responseTooLarge(key, stored.status())
 					: Refusal.responseUnreadable(key);
 		}
 		response.setStatus(stored.status());
-		this.storedHeaders.apply(stored.headers(), response);
-		response.setHeader(REPLAYED_HEADER, "true");
+		this.storedHeaders.apply(stored.headers(), new ServletHeaders(response));
+		response.setHeader(HttpContract.REPLAYED_HEADER, "true");
 		if (this.expiresHeader) {
 			// after the stored headers, where a first response has it too
-			response.setHeader(EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
+			response.setHeader(HttpContract.EXPIRES_HEADER, HttpDates.format(replay.expiresAt()));
 		}
 		response.setContentLength(stored.bodyLength());
 		stored.writeBodyTo(response.getOutputStream());
@@ -96,7 +91,7 @@ final class ReplayWriter {
 	 */
 	void writeExpiry(HttpServletResponse response, Execution execution) {
 		if (this.expiresHeader) {
-			response.setHeader(EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+			response.setHeader(HttpContract.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
 		}
 	}
 
@@ -109,8 +104,30 @@ final class ReplayWriter {
 	 */
 	void writeExpiryBeforeStreaming(HttpServletResponse response, Execution execution) {
 		if (this.expiresHeader && !execution.policy().nonStorableStatuses().contains(response.getStatus())) {
-			response.setHeader(EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+			response.setHeader(HttpContract.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
 		}
+	}
+
+	/**
+	 * The headers of a servlet response, as the stored headers are replayed onto them.
+	 */
+	private record ServletHeaders(HttpServletResponse response) implements StoredHeaders.Target {
+
+		@Override
+		public void setContentType(String contentType) {
+			this.response.setContentType(contentType);
+		}
+
+		@Override
+		public void setHeader(String name, String value) {
+			this.response.setHeader(name, value);
+		}
+
+		@Override
+		public void addHeader(String name, String value) {
+			this.response.addHeader(name, value);
+		}
+
 	}
 
 }

@@ -27,6 +27,8 @@ import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import jakarta.servlet.DispatcherType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -104,7 +106,7 @@ class EndpointResolutionInterceptorTests {
 			MockMvc mvc = mvc(context, (path) -> path.equals("/payments") ? Decision.MISS : Decision.DELEGATE);
 			mvc.perform(post("/payments").header("Idempotency-Key", "k1"))
 				.andExpect(status().isInternalServerError())
-				.andExpect(content().contentType(ProblemWriter.CONTENT_TYPE))
+				.andExpect(content().contentType(HttpContract.PROBLEM_CONTENT_TYPE))
 				.andExpect(jsonPath("$.type").value(NOT_APPLIED))
 				.andExpect(jsonPath("$.status").value(500))
 				.andExpect(jsonPath("$.instance").value("/payments"));

@@ -28,6 +28,7 @@ import java.util.stream.Stream;
 
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;

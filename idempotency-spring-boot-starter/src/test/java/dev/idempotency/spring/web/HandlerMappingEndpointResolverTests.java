@@ -18,6 +18,7 @@ package dev.idempotency.spring.web;
 
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -30,6 +30,7 @@ import dev.idempotency.core.fingerprint.Sha256RequestFingerprinter;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
 import dev.idempotency.spring.observation.IdempotencyObservation;
 import dev.idempotency.spring.observation.IdempotencyObservationContext;

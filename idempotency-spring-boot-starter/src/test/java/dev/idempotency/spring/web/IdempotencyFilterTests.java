@@ -35,6 +35,8 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.InMemoryIdempotencyStore;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.AnonymousRequests;
+import dev.idempotency.spring.http.IdempotentEndpoint;
 import dev.idempotency.test.ForwardingIdempotencyStore;
 import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.http.HttpServletResponse;

@@ -21,6 +21,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.idempotency.spring.http.IdempotencyProblem;
+import dev.idempotency.spring.http.Refusal;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -75,10 +77,8 @@ class ProblemWriterTests {
 
 	@Test
 	void escapesStrings() {
-		String json = new String(
-				this.writer.body("/a\"b",
-						new Refusal(Refusal.Kind.KEY_REUSED, "line\nnext\u0001", "q\"\\k", null, 200)),
-				StandardCharsets.UTF_8);
+		String json = new String(new Refusal(Refusal.Kind.KEY_REUSED, "line\nnext\u0001", "q\"\\k", null, 200)
+			.problemDetails("https://example.com/p/", "/a\"b"), StandardCharsets.UTF_8);
 		assertThat(json).contains("\"instance\":\"/a\\\"b\"")
 			.contains("\"detail\":\"line\\nnext\\u0001\"")
 			.contains("\"idempotencyKey\":\"q\\\"\\\\k\"")

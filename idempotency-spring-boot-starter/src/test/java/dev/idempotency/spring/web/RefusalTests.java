@@ -22,6 +22,8 @@ import java.util.Arrays;
 import java.util.List;
 
 import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.http.IdempotencyProblem;
+import dev.idempotency.spring.http.Refusal;
 import dev.idempotency.spring.observation.IdempotencyOutcome;
 import org.junit.jupiter.api.Test;
 

@@ -23,6 +23,8 @@ import java.util.List;
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.engine.Decision;
+import dev.idempotency.spring.http.Refusal;
+import dev.idempotency.spring.http.StoredHeaders;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.mock.web.MockHttpServletRequest;

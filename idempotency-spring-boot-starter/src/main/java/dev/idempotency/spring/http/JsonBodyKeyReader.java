@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.spring.IdempotencyKeySource;
@@ -39,7 +39,7 @@ import tools.jackson.core.json.JsonFactory;
  *
  * @author Idempotency contributors
  */
-final class JsonBodyKeyReader {
+public final class JsonBodyKeyReader {
 
 	private static final JsonFactory FACTORY = JsonFactory.builder()
 		.disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
@@ -54,7 +54,7 @@ final class JsonBodyKeyReader {
 	 * @param pointer where the key is
 	 * @return what was found
 	 */
-	static BodyKey read(byte[] body, JsonPointer pointer) {
+	public static BodyKey read(byte[] body, JsonPointer pointer) {
 		try (JsonParser parser = FACTORY.createParser(ObjectReadContext.empty(), body)) {
 			JsonToken root = parser.nextToken();
 			if (root == null) {
@@ -135,7 +135,7 @@ final class JsonBodyKeyReader {
 	 * @param absent whether the body is JSON without a value at the pointer (or
 	 * {@code null} there)
 	 */
-	record BodyKey(@Nullable String key, boolean absent) {
+	public record BodyKey(@Nullable String key, boolean absent) {
 
 		static final BodyKey ABSENT = new BodyKey(null, true);
 

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import org.junit.jupiter.api.Test;
 

@@ -14,13 +14,12 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import java.time.Duration;
 
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.spring.NamedPolicy;
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -33,9 +32,12 @@ import org.jspecify.annotations.Nullable;
  *
  * @author Idempotency contributors
  */
-final class ClientTtlHeader {
+public final class ClientTtlHeader {
 
-	static final ClientTtlHeader NONE = new ClientTtlHeader(null);
+	/**
+	 * No header: the policy's own TTL always applies.
+	 */
+	public static final ClientTtlHeader NONE = new ClientTtlHeader(null);
 
 	// enough for any TTL worth asking for, too few to overflow a long
 	private static final int MAX_DIGITS = 10;
@@ -46,22 +48,31 @@ final class ClientTtlHeader {
 	 * Create the header.
 	 * @param name the header's name, or {@code null} to ignore clients' TTLs
 	 */
-	ClientTtlHeader(@Nullable String name) {
+	public ClientTtlHeader(@Nullable String name) {
 		this.name = name;
+	}
+
+	/**
+	 * Return the header's name.
+	 * @return the name, or {@code null} when clients' TTLs are ignored
+	 */
+	public @Nullable String name() {
+		return this.name;
 	}
 
 	/**
 	 * Return the engine policy for a request: the endpoint's policy, with the TTL the
 	 * request asks for if it asks for a valid one.
-	 * @param request the request
+	 * @param value the value of the request's {@link #name() header}, or {@code null};
+	 * ignored when no name is configured
 	 * @param policy the endpoint's policy
 	 * @return the policy to begin the request with
 	 */
-	IdempotencyPolicy policy(HttpServletRequest request, NamedPolicy policy) {
+	public IdempotencyPolicy policy(@Nullable String value, NamedPolicy policy) {
 		if (this.name == null) {
 			return policy.engine();
 		}
-		long seconds = seconds(request.getHeader(this.name));
+		long seconds = seconds(value);
 		return (seconds >= 0) ? policy.withClientTtl(Duration.ofSeconds(seconds)) : policy.engine();
 	}
 

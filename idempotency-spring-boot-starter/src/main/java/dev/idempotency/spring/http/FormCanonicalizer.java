@@ -14,9 +14,10 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import java.io.ByteArrayOutputStream;
+import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.Charset;
@@ -24,6 +25,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +57,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @author Idempotency contributors
  */
-final class FormCanonicalizer {
+public final class FormCanonicalizer {
 
 	private static final byte[] HEX = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
 
@@ -68,7 +70,7 @@ final class FormCanonicalizer {
 	 * @param contentType the content type or {@code null}
 	 * @return {@code true} for a form
 	 */
-	static boolean isForm(@Nullable String contentType) {
+	public static boolean isForm(@Nullable String contentType) {
 		return hasMediaType(contentType, "application/x-www-form-urlencoded");
 	}
 
@@ -78,7 +80,7 @@ final class FormCanonicalizer {
 	 * @param contentType the content type or {@code null}
 	 * @return {@code true} for a multipart form
 	 */
-	static boolean isMultipartForm(@Nullable String contentType) {
+	public static boolean isMultipartForm(@Nullable String contentType) {
 		return hasMediaType(contentType, "multipart/form-data");
 	}
 
@@ -101,7 +103,7 @@ final class FormCanonicalizer {
 	 * @return the parameters in the order of the body, or {@code null} if the body is not
 	 * a strictly well-formed form
 	 */
-	static @Nullable Map<String, List<String>> parseStrictly(byte[] body, Charset charset) {
+	public static @Nullable Map<String, List<String>> parseStrictly(byte[] body, Charset charset) {
 		Map<String, List<String>> form = new LinkedHashMap<>();
 		if (body.length == 0) {
 			return form;
@@ -125,6 +127,82 @@ final class FormCanonicalizer {
 			}
 			start = end + 1;
 		}
+	}
+
+	/**
+	 * Return the charset of a request's body, as the servlet specification reads a form
+	 * body in it.
+	 * @param encoding the request's character encoding, or {@code null}
+	 * @return the charset it names, or ISO-8859-1 when it names none or an unsupported
+	 * one
+	 */
+	public static Charset charset(@Nullable String encoding) {
+		if (encoding != null) {
+			try {
+				return Charset.forName(encoding);
+			}
+			catch (IllegalArgumentException ex) {
+				// unsupported: fall back as the servlet specification does
+			}
+		}
+		return StandardCharsets.ISO_8859_1;
+	}
+
+	/**
+	 * Parse a form body as servlet containers do for the request's parameters: a pair
+	 * without {@code =} is a name with an empty value, and a malformed pair is skipped.
+	 * @param body the body
+	 * @param charset the charset of the decoded bytes
+	 * @return the parameters in the order of the body
+	 */
+	public static Map<String, List<String>> parseLeniently(byte[] body, Charset charset) {
+		Map<String, List<String>> form = new LinkedHashMap<>();
+		String text = new String(body, StandardCharsets.ISO_8859_1);
+		for (String pair : text.split("&")) {
+			if (pair.isEmpty()) {
+				continue;
+			}
+			int equals = pair.indexOf('=');
+			String name = (equals >= 0) ? pair.substring(0, equals) : pair;
+			String value = (equals >= 0) ? pair.substring(equals + 1) : "";
+			try {
+				String decodedName = decodeLeniently(name, charset);
+				String decodedValue = decodeLeniently(value, charset);
+				form.computeIfAbsent(decodedName, (key) -> new ArrayList<>()).add(decodedValue);
+			}
+			catch (IllegalArgumentException ex) {
+				// a malformed pair is skipped, as containers do
+			}
+		}
+		return form;
+	}
+
+	private static String decodeLeniently(String value, Charset charset) {
+		// the body was read as ISO-8859-1 so that every byte maps to one char: re-encode
+		// raw bytes outside the %-escapes in the request's charset
+		String decoded = URLDecoder.decode(value, StandardCharsets.ISO_8859_1);
+		return new String(decoded.getBytes(StandardCharsets.ISO_8859_1), charset);
+	}
+
+	/**
+	 * Return the parameters of a request whose form body was read: the query's parameters
+	 * followed by the form's.
+	 * @param query the parameters of the query string
+	 * @param form the parameters of the body
+	 * @return the merged parameters, unmodifiable
+	 */
+	public static Map<String, String[]> merge(Map<String, String[]> query, Map<String, List<String>> form) {
+		Map<String, String[]> merged = new LinkedHashMap<>(query);
+		form.forEach((name, values) -> {
+			String[] existing = merged.get(name);
+			List<String> all = new ArrayList<>();
+			if (existing != null) {
+				all.addAll(Arrays.asList(existing));
+			}
+			all.addAll(values);
+			merged.put(name, all.toArray(new String[0]));
+		});
+		return Collections.unmodifiableMap(merged);
 	}
 
 	private static int indexOf(byte[] bytes, char c, int from, int to) {
@@ -178,7 +256,7 @@ final class FormCanonicalizer {
 	 * {@code =}, as Spring's form reader gives it)
 	 * @return the canonical form as ASCII bytes
 	 */
-	static byte[] canonicalize(Map<String, String[]> parameters) {
+	public static byte[] canonicalize(Map<String, String[]> parameters) {
 		String[][] entries = new String[parameters.size()][];
 		int count = 0;
 		for (Map.Entry<String, String[]> entry : parameters.entrySet()) {
@@ -256,7 +334,7 @@ final class FormCanonicalizer {
 	 * @param query the raw query string or {@code null}
 	 * @return the smallest possible length of the body, in bytes
 	 */
-	static long minimumBodyLength(Map<String, String[]> parameters, @Nullable String query) {
+	public static long minimumBodyLength(Map<String, String[]> parameters, @Nullable String query) {
 		long length = 0;
 		for (Map.Entry<String, String[]> entry : parameters.entrySet()) {
 			String[] values = (entry.getValue() != null) ? entry.getValue() : new String[0];

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 /**
  * What the filter does with a request to an idempotent endpoint that has no authenticated
@@ -26,7 +26,7 @@ package dev.idempotency.spring.web;
  *
  * @author Idempotency contributors
  * @since 0.1.0
- * @see IdempotencyFilter#setAnonymousRequests(AnonymousRequests)
+ * @see dev.idempotency.spring.web.IdempotencyFilter#setAnonymousRequests(AnonymousRequests)
  */
 public enum AnonymousRequests {
 

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -28,7 +28,7 @@ import java.util.Locale;
  *
  * @author Idempotency contributors
  */
-final class HttpDates {
+public final class HttpDates {
 
 	private static final DateTimeFormatter IMF_FIXDATE = DateTimeFormatter
 		.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US)
@@ -39,7 +39,12 @@ final class HttpDates {
 	private HttpDates() {
 	}
 
-	static String format(Instant instant) {
+	/**
+	 * Format an instant as an HTTP date (RFC 9110 IMF-fixdate), to the second.
+	 * @param instant the instant
+	 * @return the date
+	 */
+	public static String format(Instant instant) {
 		long second = instant.getEpochSecond();
 		Formatted cached = last;
 		if (cached.second() == second) {

@@ -14,16 +14,17 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import dev.idempotency.spring.Idempotent;
 
 /**
- * The RFC 9457 problems the {@link IdempotencyFilter} (and its
- * {@link EndpointResolutionInterceptor}) answers with. Each has a stable {@link #slug()
- * slug} that, appended to the configured problem type base (by default
- * {@value IdempotencyFilter#DEFAULT_PROBLEM_TYPE_BASE}), is the problem's {@code type}
- * URI.
+ * The RFC 9457 problems the {@link dev.idempotency.spring.web.IdempotencyFilter} (and its
+ * {@link dev.idempotency.spring.web.EndpointResolutionInterceptor}) answers with. Each
+ * has a stable {@link #slug() slug} that, appended to the configured problem type base
+ * (by default
+ * {@value dev.idempotency.spring.web.IdempotencyFilter#DEFAULT_PROBLEM_TYPE_BASE}), is
+ * the problem's {@code type} URI.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -89,7 +90,7 @@ public enum IdempotencyProblem {
 	 * Spring MVC chose an {@link Idempotent @Idempotent} handler for a request that the
 	 * filter did not treat as idempotent, so the request was refused rather than run
 	 * without protection (500). A server-side fault: see
-	 * {@link EndpointResolutionInterceptor}.
+	 * {@link dev.idempotency.spring.web.EndpointResolutionInterceptor}.
 	 */
 	NOT_APPLIED("idempotency-not-applied", 500, "Idempotency not applied");
 

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import dev.idempotency.core.IdempotencyKey;
 import org.jspecify.annotations.Nullable;
@@ -25,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @author Idempotency contributors
  */
-final class KeyHeaderParser {
+public final class KeyHeaderParser {
 
 	/**
 	 * Longest header value worth parsing: a quoted key whose every character is escaped.
@@ -40,7 +40,7 @@ final class KeyHeaderParser {
 	 * @param value the raw value
 	 * @return the key, or {@code null} if the value is not exactly one valid key
 	 */
-	static @Nullable String parse(String value) {
+	public static @Nullable String parse(String value) {
 		int start = 0;
 		int end = value.length();
 		while (start < end && isOptionalWhitespace(value.charAt(start))) {

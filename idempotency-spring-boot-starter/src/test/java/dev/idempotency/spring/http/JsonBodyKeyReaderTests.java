@@ -14,12 +14,12 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import java.nio.charset.StandardCharsets;
 
 import dev.idempotency.spring.IdempotencyKeySource;
-import dev.idempotency.spring.web.JsonBodyKeyReader.BodyKey;
+import dev.idempotency.spring.http.JsonBodyKeyReader.BodyKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import java.util.LinkedHashSet;
 import java.util.Locale;
@@ -22,7 +22,6 @@ import java.util.Objects;
 import java.util.Set;
 
 import dev.idempotency.spring.Idempotent;
-import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.http.server.PathContainer;
@@ -97,17 +96,28 @@ public final class EndpointRule {
 		return this.endpoint;
 	}
 
-	@Nullable IdempotentEndpoint match(HttpServletRequest request, PathContainer pathWithinApplication) {
-		if (this.methods.contains(request.getMethod()) && this.pattern.matches(pathWithinApplication)) {
+	/**
+	 * Return the endpoint of a request if this rule matches it.
+	 * @param method the request's HTTP method
+	 * @param pathWithinApplication the request's path within the application
+	 * @return the endpoint, or {@code null} if the rule does not match
+	 */
+	public @Nullable IdempotentEndpoint match(String method, PathContainer pathWithinApplication) {
+		if (this.methods.contains(method) && this.pattern.matches(pathWithinApplication)) {
 			return this.endpoint;
 		}
 		return null;
 	}
 
-	// Whether some request of a handler mapping with these methods (empty: all) and path
-	// patterns could match this rule: in either direction, since a rule may name one
-	// path of a templated mapping or cover several mappings with a wildcard.
-	boolean mayMatch(Set<String> mappingMethods, Set<String> mappingPatterns) {
+	/**
+	 * Return whether some request of a handler mapping with these methods and path
+	 * patterns could match this rule: in either direction, since a rule may name one path
+	 * of a templated mapping or cover several mappings with a wildcard.
+	 * @param mappingMethods the mapping's HTTP methods, empty for all
+	 * @param mappingPatterns the mapping's path patterns
+	 * @return whether they may overlap
+	 */
+	public boolean mayMatch(Set<String> mappingMethods, Set<String> mappingPatterns) {
 		if (!mappingMethods.isEmpty() && mappingMethods.stream().noneMatch(this.methods::contains)) {
 			return false;
 		}

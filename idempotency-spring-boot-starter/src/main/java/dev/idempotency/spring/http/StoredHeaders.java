@@ -14,7 +14,7 @@
  * limitations under the License.
  */
 
-package dev.idempotency.spring.web;
+package dev.idempotency.spring.http;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -22,9 +22,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 import dev.idempotency.core.HttpHeader;
-import jakarta.servlet.http.HttpServletResponse;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides which response headers are stored for replay, reads them from a response and
@@ -39,10 +40,12 @@ import jakarta.servlet.http.HttpServletResponse;
  * <p>
  * The same selection applies when a stored response is replayed, so that a header
  * excluded now is not replayed from a record stored before.
+ * <p>
+ * Immutable and thread-safe.
  *
  * @author Idempotency contributors
  */
-final class StoredHeaders {
+public final class StoredHeaders {
 
 	private static final String CONTENT_TYPE = "content-type";
 
@@ -60,7 +63,7 @@ final class StoredHeaders {
 	 * empty to store every header that is not excluded
 	 * @param exclude names of headers never to store
 	 */
-	StoredHeaders(Collection<String> include, Collection<String> exclude) {
+	public StoredHeaders(Collection<String> include, Collection<String> exclude) {
 		this.include = new Names(include);
 		this.exclude = new Names(exclude);
 	}
@@ -68,18 +71,20 @@ final class StoredHeaders {
 	/**
 	 * Read the headers to store from a response, {@code Content-Type} first, then the
 	 * others in the order the response reports them.
-	 * @param response the response
+	 * @param contentType the response's content type, or {@code null}
+	 * @param names the names of the response's headers
+	 * @param values the values of the response's header of a name
 	 * @return the headers
 	 */
-	List<HttpHeader> capture(HttpServletResponse response) {
+	public List<HttpHeader> capture(@Nullable String contentType, Collection<String> names,
+			Function<String, @Nullable Collection<String>> values) {
 		List<HttpHeader> headers = new ArrayList<>();
-		String contentType = response.getContentType();
 		if (contentType != null && !this.exclude.matches(CONTENT_TYPE)) {
 			headers.add(new HttpHeader("Content-Type", contentType));
 		}
 		Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
-		Set<String> connectionOptions = connectionOptions(response);
-		for (String name : response.getHeaderNames()) {
+		Set<String> connectionOptions = connectionOptions(values.apply("Connection"));
+		for (String name : names) {
 			if (!seen.add(name)) {
 				continue;
 			}
@@ -87,7 +92,8 @@ final class StoredHeaders {
 			if (lowerCase.equals(CONTENT_TYPE) || !isStored(lowerCase) || connectionOptions.contains(lowerCase)) {
 				continue;
 			}
-			for (String value : response.getHeaders(name)) {
+			Collection<String> nameValues = values.apply(name);
+			for (String value : (nameValues != null) ? nameValues : List.<String>of()) {
 				if (value != null) {
 					headers.add(new HttpHeader(name, value));
 				}
@@ -103,8 +109,7 @@ final class StoredHeaders {
 		return this.include.isEmpty() || this.include.matches(lowerCaseName);
 	}
 
-	private static Set<String> connectionOptions(HttpServletResponse response) {
-		Collection<String> values = response.getHeaders("Connection");
+	private static Set<String> connectionOptions(@Nullable Collection<String> values) {
 		if (values == null || values.isEmpty()) {
 			return Set.of();
 		}
@@ -122,9 +127,9 @@ final class StoredHeaders {
 	 * value of each name replaces what the response already has (filters that run before
 	 * this one may set it again on a replay); further values are added.
 	 * @param headers the stored headers
-	 * @param response the response
+	 * @param response the response's headers
 	 */
-	void apply(List<HttpHeader> headers, HttpServletResponse response) {
+	public void apply(List<HttpHeader> headers, Target response) {
 		Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
 		for (HttpHeader header : headers) {
 			String lowerCase = header.name().toLowerCase(Locale.ROOT);
@@ -142,6 +147,33 @@ final class StoredHeaders {
 				}
 			}
 		}
+	}
+
+	/**
+	 * The headers of the response that a stored response is replayed onto.
+	 */
+	public interface Target {
+
+		/**
+		 * Set the response's content type.
+		 * @param contentType the content type
+		 */
+		void setContentType(String contentType);
+
+		/**
+		 * Set a header, replacing the values it has.
+		 * @param name the name
+		 * @param value the value
+		 */
+		void setHeader(String name, String value);
+
+		/**
+		 * Add a value to a header.
+		 * @param name the name
+		 * @param value the value
+		 */
+		void addHeader(String name, String value);
+
 	}
 
 	/**
