@@ -25,7 +25,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -145,10 +144,7 @@ class IdempotentKafkaListenerIT {
 		TestServers.Redis redis = TestServers.redis();
 		try (var factory = new AutoCloseableFactory(redis.connectionFactory());
 				var connection = factory.factory().getConnection()) {
-			Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
-			if (keys != null && !keys.isEmpty()) {
-				connection.keyCommands().del(keys.toArray(new byte[0][]));
-			}
+			TestServers.Redis.deleteKeys(connection, this.prefix);
 		}
 		if (this.dataSource != null) {
 			TestServers.Postgres.dropSchema(this.dataSource, this.schema);

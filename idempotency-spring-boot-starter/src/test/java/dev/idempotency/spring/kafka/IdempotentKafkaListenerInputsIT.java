@@ -16,14 +16,12 @@
 
 package dev.idempotency.spring.kafka;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -139,10 +137,7 @@ class IdempotentKafkaListenerInputsIT {
 		TestServers.Redis redis = TestServers.redis();
 		var factory = redis.connectionFactory();
 		try (var connection = factory.getConnection()) {
-			Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
-			if (keys != null && !keys.isEmpty()) {
-				connection.keyCommands().del(keys.toArray(new byte[0][]));
-			}
+			TestServers.Redis.deleteKeys(connection, this.prefix);
 		}
 		finally {
 			factory.destroy();

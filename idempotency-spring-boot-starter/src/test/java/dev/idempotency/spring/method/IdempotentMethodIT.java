@@ -27,7 +27,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -107,10 +106,7 @@ class IdempotentMethodIT {
 	void stopInstances() {
 		if (this.redis != null) {
 			try (var connection = this.redis.getConnection()) {
-				Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
-				if (keys != null && !keys.isEmpty()) {
-					connection.keyCommands().del(keys.toArray(new byte[0][]));
-				}
+				TestServers.Redis.deleteKeys(connection, this.prefix);
 			}
 		}
 		for (ConfigurableApplicationContext instance : new ConfigurableApplicationContext[] { this.a, this.b }) {

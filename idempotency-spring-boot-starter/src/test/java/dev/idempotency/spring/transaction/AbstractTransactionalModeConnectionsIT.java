@@ -27,7 +27,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -448,10 +447,7 @@ abstract class AbstractTransactionalModeConnectionsIT {
 
 	private void deleteRedisKeys(LettuceConnectionFactory redis) {
 		try (var connection = redis.getConnection()) {
-			Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
-			if (keys != null && !keys.isEmpty()) {
-				connection.keyCommands().del(keys.toArray(new byte[0][]));
-			}
+			TestServers.Redis.deleteKeys(connection, this.prefix);
 		}
 	}
 

@@ -30,7 +30,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -600,10 +599,7 @@ abstract class AbstractTransactionalModeIT {
 
 	private void deleteRedisKeys() {
 		try (var connection = this.redis.getConnection()) {
-			Set<byte[]> keys = connection.keyCommands().keys((this.prefix + "*").getBytes(StandardCharsets.UTF_8));
-			if (keys != null && !keys.isEmpty()) {
-				connection.keyCommands().del(keys.toArray(new byte[0][]));
-			}
+			TestServers.Redis.deleteKeys(connection, this.prefix);
 		}
 	}
 

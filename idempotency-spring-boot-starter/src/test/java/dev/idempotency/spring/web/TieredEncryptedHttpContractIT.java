@@ -19,11 +19,12 @@ package dev.idempotency.spring.web;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
+import java.util.List;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -82,7 +83,7 @@ class TieredEncryptedHttpContractIT extends TieredHttpContractIT {
 	// the values of every key under this class's prefix, one after the other
 	private byte[] redisValues() {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			Set<byte[]> keys = connection.keyCommands().keys((PREFIX + "*").getBytes(StandardCharsets.UTF_8));
+			List<byte[]> keys = TestServers.Redis.keys(connection, PREFIX);
 			assertThat(keys).isNotEmpty();
 			ByteArrayOutputStream values = new ByteArrayOutputStream();
 			for (byte[] redisKey : keys) {
@@ -97,8 +98,7 @@ class TieredEncryptedHttpContractIT extends TieredHttpContractIT {
 
 	private long deleteRedisKeys() {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			Set<byte[]> keys = connection.keyCommands().keys((PREFIX + "*").getBytes(StandardCharsets.UTF_8));
-			return (keys == null || keys.isEmpty()) ? 0 : connection.keyCommands().del(keys.toArray(new byte[0][]));
+			return TestServers.Redis.deleteKeys(connection, PREFIX);
 		}
 	}
 

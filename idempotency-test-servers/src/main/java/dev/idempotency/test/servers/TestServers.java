@@ -20,13 +20,16 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -42,9 +45,12 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 import redis.embedded.RedisServer;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
 
 /**
  * Real Redis and PostgreSQL servers for tests and for running the sample without
@@ -301,6 +307,39 @@ public final class TestServers {
 			factory.afterPropertiesSet();
 			factory.start();
 			return factory;
+		}
+
+		/**
+		 * Return the keys that start with a prefix, read with {@code SCAN} so that a
+		 * server holding many other keys (a shared server, or one a benchmark filled)
+		 * answers as fast as an empty one: {@code KEYS} walks the whole key space in one
+		 * command.
+		 * @param connection a connection to the server
+		 * @param prefix the prefix, without glob characters
+		 * @return the keys, each once
+		 */
+		public static List<byte[]> keys(RedisConnection connection, String prefix) {
+			Map<String, byte[]> keys = new LinkedHashMap<>();
+			ScanOptions options = ScanOptions.scanOptions().match(prefix + "*").count(1000).build();
+			try (Cursor<byte[]> cursor = connection.keyCommands().scan(options)) {
+				cursor.forEachRemaining((key) -> keys.put(new String(key, StandardCharsets.ISO_8859_1), key));
+			}
+			return new ArrayList<>(keys.values());
+		}
+
+		/**
+		 * Delete the keys that start with a prefix.
+		 * @param connection a connection to the server
+		 * @param prefix the prefix, without glob characters
+		 * @return how many keys were deleted
+		 */
+		public static long deleteKeys(RedisConnection connection, String prefix) {
+			List<byte[]> keys = keys(connection, prefix);
+			if (keys.isEmpty()) {
+				return 0;
+			}
+			Long deleted = connection.keyCommands().del(keys.toArray(new byte[0][]));
+			return (deleted != null) ? deleted : 0;
 		}
 
 	}
