@@ -99,7 +99,7 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration" })
-@Conditional(NotReactiveWebApplicationCondition.class)
+@Conditional(ReactiveOptOutCondition.class)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 @Import({ TieredStoreConfiguration.class, JdbcStoreConfiguration.class, AutoStoreSelection.class,

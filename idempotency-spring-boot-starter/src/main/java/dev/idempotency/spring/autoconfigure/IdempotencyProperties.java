@@ -26,9 +26,10 @@ import java.util.Set;
 
 import dev.idempotency.core.store.ReplayCachingStore;
 import dev.idempotency.spring.http.AnonymousRequests;
+import dev.idempotency.spring.http.HttpContract;
 import dev.idempotency.spring.store.tiered.ClaimCommit;
 import dev.idempotency.spring.store.tiered.TieredClaimMode;
-import dev.idempotency.spring.web.IdempotencyFilter;
+import dev.idempotency.spring.webflux.IdempotencyWebFilter;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -53,7 +54,7 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 	/**
 	 * Name of the request header that carries the idempotency key.
 	 */
-	private String keyHeader = IdempotencyFilter.DEFAULT_KEY_HEADER;
+	private String keyHeader = HttpContract.KEY_HEADER;
 
 	/**
 	 * Name of a request header whose value scopes keys (for example a tenant set by a
@@ -74,7 +75,7 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 	 * Base of the 'type' URIs of the problem details the filter answers with; the
 	 * problem's name is appended.
 	 */
-	private String problemTypeBase = IdempotencyFilter.DEFAULT_PROBLEM_TYPE_BASE;
+	private String problemTypeBase = HttpContract.PROBLEM_TYPE_BASE;
 
 	/**
 	 * Whether responses under a key carry an 'Idempotency-Expires' header with the expiry
@@ -290,7 +291,7 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		 * headers that carry credentials. Set it to change that list; 'exclude' adds to
 		 * it. A name ending in '*' matches every header that starts with it.
 		 */
-		private List<String> defaultExclude = new ArrayList<>(IdempotencyFilter.DEFAULT_EXCLUDED_RESPONSE_HEADERS);
+		private List<String> defaultExclude = new ArrayList<>(HttpContract.EXCLUDED_RESPONSE_HEADERS);
 
 		public List<String> getInclude() {
 			return this.include;
@@ -387,7 +388,7 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		 * Order of the idempotency filter. It must run after authentication (Spring
 		 * Security's filter chain is at -100).
 		 */
-		private int order = IdempotencyFilter.DEFAULT_ORDER;
+		private int order = IdempotencyWebFilter.DEFAULT_ORDER;
 
 		/**
 		 * Whether to check, before each handler runs, that the filter treated the request

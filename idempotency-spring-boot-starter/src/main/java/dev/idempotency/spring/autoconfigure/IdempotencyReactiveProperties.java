@@ -19,9 +19,9 @@ package dev.idempotency.spring.autoconfigure;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Settings for reactive (WebFlux) applications, under {@code idempotency.reactive}. The
- * library protects Spring MVC (servlet) handlers only; these settings say what happens
- * when a reactive application has {@code @Idempotent} handlers that nothing protects.
+ * Settings for reactive (WebFlux) applications, under {@code idempotency.reactive}:
+ * whether the WebFlux filter protects their {@code @Idempotent} handlers, and, for an
+ * application that turns it off, what happens to handlers that nothing protects.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -30,11 +30,27 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class IdempotencyReactiveProperties {
 
 	/**
-	 * Whether start-up fails when a reactive (WebFlux) application has handlers annotated
-	 * with {@code @Idempotent}, which the servlet filter cannot protect. When false, a
-	 * warning names them instead and they run unprotected.
+	 * Whether the WebFlux filter protects the @Idempotent handlers of a reactive
+	 * application. When false, the application gets no idempotency engine or store, and
+	 * its @Idempotent handlers are refused at start-up (see
+	 * fail-on-unprotected-handlers).
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Whether start-up fails when a reactive (WebFlux) application that turned the
+	 * WebFlux filter off (enabled=false) has handlers annotated with @Idempotent. When
+	 * false, a warning names them instead and they run unprotected.
 	 */
 	private boolean failOnUnprotectedHandlers = true;
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
 
 	public boolean isFailOnUnprotectedHandlers() {
 		return this.failOnUnprotectedHandlers;

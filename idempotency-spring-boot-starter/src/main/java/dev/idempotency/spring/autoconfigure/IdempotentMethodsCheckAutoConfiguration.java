@@ -36,7 +36,7 @@ import org.springframework.util.ReflectionUtils;
 /**
  * Fails start-up when beans have methods annotated with {@code @Idempotent} and a key but
  * nothing applies the annotation: no {@link IdempotentMethodAdvisor}, because no engine
- * is configured (the engine and its store are configured in Spring MVC applications).
+ * is configured (a reactive application that turned the WebFlux filter off has none).
  * Such methods would otherwise run unprotected, silently.
  *
  * @author Idempotency contributors
@@ -62,9 +62,9 @@ public final class IdempotentMethodsCheckAutoConfiguration {
 		}
 		if (!unprotected.isEmpty()) {
 			throw new IllegalStateException(unprotected.size() + " method(s) are annotated with @Idempotent and a key,"
-					+ " but this application has no idempotency engine: the engine and its store are configured in"
-					+ " Spring MVC applications and in applications that are not web applications, not in reactive"
-					+ " (WebFlux) ones. Nothing would protect " + String.join(", ", unprotected)
+					+ " but this application has no idempotency engine: a reactive (WebFlux) application with"
+					+ " idempotency.reactive.enabled=false has none. Nothing would protect "
+					+ String.join(", ", unprotected)
 					+ ". Remove the annotations, or set idempotency.enabled=false to start anyway");
 		}
 	}

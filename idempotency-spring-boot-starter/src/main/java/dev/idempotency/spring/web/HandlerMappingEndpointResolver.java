@@ -46,7 +46,6 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationContextAware;
 import org.springframework.core.ResolvableType;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
 import org.springframework.http.server.RequestPath;
 import org.springframework.web.accept.ApiVersionHolder;
@@ -263,25 +262,9 @@ public final class HandlerMappingEndpointResolver
 	}
 
 	private @Nullable IdempotentEndpoint endpointOf(RequestMappingInfo info, HandlerMethod handlerMethod) {
-		Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(), Idempotent.class);
-		if (idempotent != null && !idempotent.key().isEmpty()) {
-			// a method call made idempotent by its key, not a request
+		IdempotentEndpoint endpoint = IdempotentEndpoint.of(handlerMethod, acceptsOnlySafeMethods(info), this.policies);
+		if (endpoint == null) {
 			return null;
-		}
-		if (idempotent == null) {
-			idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), Idempotent.class);
-			if (idempotent == null || acceptsOnlySafeMethods(info)) {
-				return null;
-			}
-			if (!idempotent.key().isEmpty()) {
-				throw new IllegalStateException("@Idempotent on " + handlerMethod.getBeanType().getName()
-						+ " has a key, which only a method's annotation may have: move it to the methods");
-			}
-		}
-		if (this.policies.get(idempotent.policy()) == null) {
-			throw new IllegalStateException("@Idempotent handler " + handlerMethod + " names the policy '"
-					+ idempotent.policy() + "', which is not configured: add it under 'idempotency.policies."
-					+ idempotent.policy() + "' (configured policies: " + this.policies.names() + ")");
 		}
 		ResolvableType returnType = ResolvableType.forMethodParameter(handlerMethod.getReturnType());
 		if (isStreaming(returnType, 0)) {
@@ -289,14 +272,14 @@ public final class HandlerMappingEndpointResolver
 					+ returnType + "): a streamed response cannot be stored and replayed; return a complete "
 					+ "response body or remove @Idempotent");
 		}
-		NamedPolicy policy = this.policies.get(idempotent.policy());
+		NamedPolicy policy = this.policies.get(endpoint.policy());
 		if (policy != null && policy.transactional() && isAsynchronous(returnType)) {
 			throw new IllegalStateException("@Idempotent handler " + handlerMethod + " of the transactional policy '"
-					+ idempotent.policy() + "' is asynchronous (" + returnType + "): its work would run outside"
+					+ endpoint.policy() + "' is asynchronous (" + returnType + "): its work would run outside"
 					+ " the request's transaction; return the response itself, or use a policy that is not"
 					+ " transactional");
 		}
-		return new IdempotentEndpoint(idempotent.policy(), idempotent.required());
+		return endpoint;
 	}
 
 	private static boolean acceptsOnlySafeMethods(RequestMappingInfo info) {

@@ -394,9 +394,19 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
-	void reactiveApplicationGetsNothing() {
+	void reactiveApplicationGetsTheEngineButNoServletFilter() {
 		new ReactiveWebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasSingleBean(IdempotencyEngine.class)
+				.hasSingleBean(IdempotencyProperties.class)
+				.doesNotHaveBean(IdempotencyFilter.class));
+	}
+
+	@Test
+	void reactiveApplicationThatOptedOutGetsNothing() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.withPropertyValues("idempotency.reactive.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyEngine.class)
 				.doesNotHaveBean(IdempotencyProperties.class));
 	}

@@ -16,9 +16,14 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.web.StoredResponseCustomizer;
+import dev.idempotency.spring.webflux.IdempotencyWebFilter;
+import dev.idempotency.spring.webflux.WebFluxEndpointResolver;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -27,6 +32,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -50,8 +56,54 @@ class IdempotencyReactiveAutoConfigurationTests {
 		.withUserConfiguration(HandlerMappingConfiguration.class);
 
 	@Test
-	void idempotentHandlersFailStartUpNamingThem() {
+	void idempotentHandlersAreProtectedByTheWebFilter(CapturedOutput output) {
+		this.runner.withUserConfiguration(PaymentController.class).run((context) -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(IdempotencyWebFilter.class)
+				.hasSingleBean(WebFluxEndpointResolver.class)
+				.hasSingleBean(IdempotencyEngine.class);
+			assertThat(context.getBean(IdempotencyWebFilter.class).getOrder())
+				.isEqualTo(IdempotencyWebFilter.DEFAULT_ORDER);
+		});
+		assertThat(output).contains("Idempotent WebFlux endpoints (1)")
+			.contains("POST /payments")
+			.doesNotContain("nothing protects");
+	}
+
+	@Test
+	void aTransactionalPolicyOnAWebFluxHandlerFailsStartUp() {
 		this.runner.withUserConfiguration(PaymentController.class)
+			.withPropertyValues("idempotency.store.type=memory", "idempotency.transactional=true")
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("PaymentController#pay")
+				.hasMessageContaining("transactional policy 'default'"));
+	}
+
+	@Test
+	void aStreamingHandlerFailsStartUp() {
+		this.runner.withUserConfiguration(StreamingController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining("StreamingController#events")
+				.hasMessageContaining("streams its response"));
+	}
+
+	@Test
+	void aServletExtensionThatTheWebFilterCannotApplyFailsStartUp() {
+		new ReactiveWebApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+					IdempotencyReactiveAutoConfiguration.class))
+			.withUserConfiguration(HandlerMappingConfiguration.class, PaymentController.class)
+			.withBean(StoredResponseCustomizer.class, () -> (request, policy, response) -> response)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("StoredResponseCustomizer")
+				.hasMessageContaining("does not apply it"));
+	}
+
+	@Test
+	void optedOutIdempotentHandlersFailStartUpNamingThem() {
+		this.runner.withUserConfiguration(PaymentController.class)
+			.withPropertyValues("idempotency.reactive.enabled=false")
 			.run((context) -> assertThat(context).getFailure()
 				.isInstanceOf(IllegalStateException.class)
 				.hasMessageContaining("1 handler(s) of this reactive (WebFlux) application")
@@ -62,20 +114,30 @@ class IdempotencyReactiveAutoConfigurationTests {
 	}
 
 	@Test
-	void withFailureTurnedOffAWarningNamesThem(CapturedOutput output) {
+	void optedOutWithFailureTurnedOffAWarningNamesThem(CapturedOutput output) {
 		this.runner.withUserConfiguration(PaymentController.class)
-			.withPropertyValues("idempotency.reactive.fail-on-unprotected-handlers=false")
-			.run((context) -> assertThat(context).hasNotFailed());
+			.withPropertyValues("idempotency.reactive.enabled=false",
+					"idempotency.reactive.fail-on-unprotected-handlers=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyWebFilter.class));
 		assertThat(output).contains("nothing protects").contains("PaymentController#pay");
 	}
 
 	@Test
-	void applicationWithoutIdempotentHandlersStartsQuietly(CapturedOutput output) {
-		this.runner.withUserConfiguration(PlainController.class).run((context) -> {
-			assertThat(context).hasNotFailed();
-			assertThat(context).doesNotHaveBean(IdempotencyProperties.class);
-		});
+	void optedOutApplicationWithoutIdempotentHandlersStartsQuietly(CapturedOutput output) {
+		this.runner.withUserConfiguration(PlainController.class)
+			.withPropertyValues("idempotency.reactive.enabled=false")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).doesNotHaveBean(IdempotencyProperties.class);
+			});
 		assertThat(output).doesNotContain("nothing protects");
+	}
+
+	@Test
+	void disabledApplicationGetsNoWebFilter() {
+		this.runner.withUserConfiguration(PaymentController.class)
+			.withPropertyValues("idempotency.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyWebFilter.class));
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -100,6 +162,17 @@ class IdempotencyReactiveAutoConfigurationTests {
 		@GetMapping("/payments")
 		String list() {
 			return "[]";
+		}
+
+	}
+
+	@RestController
+	static class StreamingController {
+
+		@PostMapping(path = "/events", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+		@Idempotent
+		Flux<String> events() {
+			return Flux.just("a", "b");
 		}
 
 	}

@@ -282,6 +282,7 @@ class IdempotentMethodConfigurationTests {
 		new ReactiveWebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
 					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class))
+			.withPropertyValues("idempotency.reactive.enabled=false")
 			.withBean(Counter.class)
 			.run((context) -> assertThat(context).getFailure()
 				.hasMessageContaining("1 method(s) are annotated with @Idempotent and a key, but this application has"
@@ -293,7 +294,8 @@ class IdempotentMethodConfigurationTests {
 	void anApplicationWithoutEngineStartsWhenDisabledOrWithoutKeyedMethods() {
 		ReactiveWebApplicationContextRunner plain = new ReactiveWebApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
-					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class));
+					IdempotencyMethodAutoConfiguration.class, IdempotentMethodsCheckAutoConfiguration.class))
+			.withPropertyValues("idempotency.reactive.enabled=false");
 		plain.withBean(Plain.class).run((context) -> assertThat(context).hasNotFailed());
 		plain.withBean(Counter.class)
 			.withPropertyValues("idempotency.enabled=false")

@@ -32,6 +32,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.TestPropertySource;
 
 /**
  * Base of the tests that talk HTTP to the {@link ContractTestApplication} on a real
@@ -43,7 +44,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  *
  * @author Idempotency contributors
  */
-@SpringBootTest(classes = ContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
+@SpringBootTest(classes = ContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
+@TestPropertySource(properties = {
 		"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
 				+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
 				+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",

@@ -18,6 +18,7 @@ package dev.idempotency.spring.web;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
@@ -27,6 +28,7 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Store that delegates to the application's real store, and fails every operation while
@@ -40,6 +42,8 @@ class OutageSimulatingStore implements IdempotencyStore {
 
 	private volatile boolean down;
 
+	private final AtomicInteger nonBlockingThreadCalls = new AtomicInteger();
+
 	OutageSimulatingStore(IdempotencyStore delegate) {
 		this.delegate = delegate;
 	}
@@ -52,7 +56,24 @@ class OutageSimulatingStore implements IdempotencyStore {
 		this.down = down;
 	}
 
+	/**
+	 * Return how many calls reached the store on a thread that must never block (an
+	 * event-loop thread of Reactor Netty, a parallel scheduler's): each one also failed
+	 * with an exception.
+	 * @return the count
+	 */
+	int nonBlockingThreadCalls() {
+		return this.nonBlockingThreadCalls.get();
+	}
+
 	private void check() {
+		if (Schedulers.isInNonBlockingThread()) {
+			// every store blocks on its round trips: such a call would stall an event
+			// loop
+			this.nonBlockingThreadCalls.incrementAndGet();
+			throw new IllegalStateException(
+					"A store was called on the non-blocking thread " + Thread.currentThread().getName());
+		}
 		if (this.down) {
 			throw new IdempotencyStoreException("simulated outage");
 		}

@@ -16,25 +16,28 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 
 /**
- * Matches a Spring MVC (servlet) application and an application that is not a web
- * application (a message consumer, a batch job), but not a reactive one, which
- * {@link IdempotencyReactiveAutoConfiguration} handles.
+ * Matches every application but a reactive (WebFlux) one that opted out of the WebFlux
+ * filter with {@code idempotency.reactive.enabled=false}: such an application gets no
+ * engine and no store, as before the filter existed, and
+ * {@link IdempotencyReactiveAutoConfiguration} refuses its {@code @Idempotent} handlers.
  *
  * @author Idempotency contributors
  */
-class NotReactiveWebApplicationCondition extends NoneNestedConditions {
+class ReactiveOptOutCondition extends NoneNestedConditions {
 
-	NotReactiveWebApplicationCondition() {
+	ReactiveOptOutCondition() {
 		super(ConfigurationPhase.PARSE_CONFIGURATION);
 	}
 
 	@ConditionalOnWebApplication(type = Type.REACTIVE)
-	static class Reactive {
+	@ConditionalOnBooleanProperty(name = "idempotency.reactive.enabled", havingValue = false)
+	static class ReactiveOptedOut {
 
 	}
 

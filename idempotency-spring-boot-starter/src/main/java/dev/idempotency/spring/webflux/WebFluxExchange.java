@@ -1,0 +1,427 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.webflux;
+
+import java.security.Principal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+import dev.idempotency.core.HttpHeader;
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyScopes;
+import dev.idempotency.core.StoredResponse;
+import dev.idempotency.core.StoredResponseCodec;
+import dev.idempotency.core.engine.CompletionOutcome;
+import dev.idempotency.core.engine.Decision;
+import dev.idempotency.core.engine.Execution;
+import dev.idempotency.core.engine.IdempotencyPolicy;
+import dev.idempotency.core.fingerprint.FingerprintInput;
+import dev.idempotency.spring.IdempotencyKeySource;
+import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.http.AnonymousRequests;
+import dev.idempotency.spring.http.ClientTtlHeader;
+import dev.idempotency.spring.http.FormCanonicalizer;
+import dev.idempotency.spring.http.HttpContract;
+import dev.idempotency.spring.http.HttpDates;
+import dev.idempotency.spring.http.IdempotencyProblem;
+import dev.idempotency.spring.http.JsonBodyKeyReader;
+import dev.idempotency.spring.http.KeyHeaderParser;
+import dev.idempotency.spring.http.Refusal;
+import dev.idempotency.spring.http.StoredHeaders;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilterChain;
+
+/**
+ * One WebFlux request to an idempotent endpoint, from its key to its answer: the reactive
+ * counterpart of the servlet adapter's exchange. It admits the request (key, scope, body,
+ * body key, in this order: the first refusal answers it), asks the engine on the store
+ * scheduler, and carries out the decision: runs the handler with its response captured
+ * and then stored, replays a stored response, or answers with the refusal's problem.
+ *
+ * @author Idempotency contributors
+ */
+final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeException> {
+
+	private static final Log logger = LogFactory.getLog(WebFluxExchange.class);
+
+	private static final byte[] EMPTY = new byte[0];
+
+	// Spring Security's token of an unauthenticated caller, which reactive Spring
+	// Security
+	// can set as the exchange's principal: not a principal that scopes keys
+	private static final String ANONYMOUS_TOKEN = "org.springframework.security.authentication.AnonymousAuthenticationToken";
+
+	private final IdempotencyWebFilter filter;
+
+	private final ServerWebExchange exchange;
+
+	private final NamedPolicy policy;
+
+	// the values of the key header, or null for a key in the body
+	private final @Nullable List<String> keyValues;
+
+	private @Nullable String clientKey;
+
+	private String scope = IdempotencyKey.GLOBAL_SCOPE;
+
+	private byte[] body = EMPTY;
+
+	private byte[] fingerprintBody = EMPTY;
+
+	private @Nullable WebFilterChain chain;
+
+	WebFluxExchange(IdempotencyWebFilter filter, ServerWebExchange exchange, NamedPolicy policy,
+			@Nullable List<String> keyValues) {
+		this.filter = filter;
+		this.exchange = exchange;
+		this.policy = policy;
+		this.keyValues = keyValues;
+	}
+
+	Mono<Void> run(WebFilterChain chain) {
+		this.chain = chain;
+		Refusal refusal = (this.keyValues != null) ? readHeaderKey(this.keyValues) : null;
+		if (refusal != null) {
+			return refuse(refusal);
+		}
+		return this.exchange.getPrincipal().map(Optional::of).defaultIfEmpty(Optional.empty()).flatMap((principal) -> {
+			Refusal unscoped = resolveScope(principal.orElse(null));
+			return (unscoped != null) ? refuse(unscoped) : readBody();
+		});
+	}
+
+	private @Nullable Refusal readHeaderKey(List<String> values) {
+		IdempotencyKeySource source = this.policy.keySource();
+		String header = this.filter.keyHeader(source);
+		if (values.isEmpty()) {
+			return Refusal.keyMissing(source, header);
+		}
+		this.clientKey = (values.size() > 1) ? null : KeyHeaderParser.parse(values.get(0));
+		return (this.clientKey != null) ? null : Refusal.keyInvalid(source, header);
+	}
+
+	private @Nullable Refusal resolveScope(@Nullable Principal principal) {
+		Principal caller = (principal != null && !principal.getClass().getName().equals(ANONYMOUS_TOKEN)) ? principal
+				: null;
+		String scopeHeader = this.filter.scopeHeader();
+		String scopeValue = (scopeHeader != null) ? this.exchange.getRequest().getHeaders().getFirst(scopeHeader)
+				: null;
+		if (scopeValue != null && !scopeValue.isBlank()) {
+			this.scope = IdempotencyScopes.storable(IdempotencyScopes.header(scopeValue.strip()));
+		}
+		else if (caller != null) {
+			this.scope = IdempotencyScopes.storable(IdempotencyScopes.principal(caller.getName()));
+		}
+		AnonymousRequests anonymous = this.filter.anonymousRequests();
+		if (anonymous == AnonymousRequests.ALLOW || !this.scope.equals(IdempotencyKey.GLOBAL_SCOPE) || caller != null) {
+			return null;
+		}
+		if (anonymous == AnonymousRequests.REJECT) {
+			return Refusal.unauthenticated();
+		}
+		if (this.filter.firstAnonymousWarning(this.policy.name()) && logger.isWarnEnabled()) {
+			ServerHttpRequest request = this.exchange.getRequest();
+			logger.warn("A request to an idempotent endpoint of policy '" + this.policy.name() + "' ("
+					+ request.getMethod() + " " + request.getPath() + ") has no authenticated principal: its key"
+					+ " is in the global scope, shared by every anonymous caller. If the application's security"
+					+ " filter runs after this filter (idempotency.filter.order), order it first; set"
+					+ " idempotency.anonymous-requests=reject to refuse such requests, or allow if the endpoint"
+					+ " is meant for anonymous callers. Logged once per policy.");
+		}
+		return null;
+	}
+
+	private Mono<Void> readBody() {
+		ServerHttpRequest request = this.exchange.getRequest();
+		int max = this.policy.maxRequestBody();
+		if (request.getHeaders().getContentLength() > max) {
+			return refuse(Refusal.requestTooLarge(this.clientKey, max));
+		}
+		return DataBufferUtils.join(request.getBody(), max)
+			.map(WebFluxExchange::bytesOf)
+			.defaultIfEmpty(EMPTY)
+			.map(Optional::of)
+			.onErrorResume(DataBufferLimitException.class, (ex) -> Mono.just(Optional.empty()))
+			.flatMap((read) -> read.isPresent() ? admit(read.get())
+					: refuse(Refusal.requestTooLarge(this.clientKey, max)));
+	}
+
+	private static byte[] bytesOf(DataBuffer buffer) {
+		try {
+			byte[] bytes = new byte[buffer.readableByteCount()];
+			buffer.read(bytes);
+			return bytes;
+		}
+		finally {
+			DataBufferUtils.release(buffer);
+		}
+	}
+
+	private Mono<Void> admit(byte[] read) {
+		this.body = read;
+		this.fingerprintBody = fingerprintBody(read);
+		if (this.clientKey == null) {
+			Refusal refusal = readBodyKey();
+			if (refusal != null) {
+				return refuse(refusal);
+			}
+		}
+		return decide();
+	}
+
+	// a form's fingerprint is of its parameters in canonical order, as on the servlet
+	// stack; any other body's is of its bytes
+	private byte[] fingerprintBody(byte[] read) {
+		HttpHeaders headers = this.exchange.getRequest().getHeaders();
+		String contentType = headers.getFirst(HttpHeaders.CONTENT_TYPE);
+		if (!FormCanonicalizer.isForm(contentType)) {
+			return read;
+		}
+		Map<String, List<String>> form = FormCanonicalizer.parseStrictly(read, FormCanonicalizer.charset(charset()));
+		if (form == null) {
+			return read;
+		}
+		Map<String, String[]> query = new LinkedHashMap<>();
+		this.exchange.getRequest()
+			.getQueryParams()
+			.forEach((name, values) -> query.put(name, values.toArray(String[]::new)));
+		return FormCanonicalizer.canonicalize(FormCanonicalizer.merge(query, form));
+	}
+
+	private @Nullable String charset() {
+		var contentType = this.exchange.getRequest().getHeaders().getContentType();
+		return (contentType != null) ? contentType.getParameter("charset") : null;
+	}
+
+	private @Nullable Refusal readBodyKey() {
+		IdempotencyKeySource source = this.policy.keySource();
+		JsonBodyKeyReader.BodyKey bodyKey = JsonBodyKeyReader.read(this.body, Objects.requireNonNull(source.pointer()));
+		this.clientKey = bodyKey.key();
+		if (this.clientKey != null) {
+			return null;
+		}
+		String header = this.filter.keyHeader(source);
+		return bodyKey.absent() ? Refusal.keyMissing(source, header) : Refusal.keyInvalid(source, header);
+	}
+
+	private Mono<Void> decide() {
+		IdempotencyKey key = new IdempotencyKey(this.scope, clientKey());
+		this.exchange.getAttributes().put(IdempotencyWebFilter.KEY_ATTRIBUTE, key);
+		var fingerprint = this.policy.fingerprinter().fingerprint(fingerprintInput());
+		IdempotencyPolicy requestPolicy = requestPolicy();
+		return Mono.fromCallable(() -> this.filter.engine().begin(key, fingerprint, requestPolicy))
+			.subscribeOn(this.filter.storeScheduler())
+			.flatMap((decision) -> decision.handle(this));
+	}
+
+	private FingerprintInput fingerprintInput() {
+		ServerHttpRequest request = this.exchange.getRequest();
+		HttpHeaders headers = request.getHeaders();
+		List<HttpHeader> fingerprinted = new ArrayList<>();
+		for (String name : this.policy.fingerprintHeaders()) {
+			for (String value : headers.getOrEmpty(name)) {
+				fingerprinted.add(new HttpHeader(name, value));
+			}
+		}
+		return FingerprintInput.of(request.getMethod().name(), request.getPath().value(),
+				request.getURI().getRawQuery(), headers.getFirst(HttpHeaders.CONTENT_TYPE), fingerprinted,
+				this.fingerprintBody, 0, this.fingerprintBody.length);
+	}
+
+	private IdempotencyPolicy requestPolicy() {
+		ClientTtlHeader ttl = this.filter.clientTtlHeader();
+		String header = ttl.name();
+		return ttl.policy((header != null) ? this.exchange.getRequest().getHeaders().getFirst(header) : null,
+				this.policy);
+	}
+
+	@Override
+	public Mono<Void> execute(Decision.Execute decision) {
+		Execution execution = decision.execution();
+		CapturingResponse capture = new CapturingResponse(this.exchange.getResponse(), this.policy.maxResponseBody(),
+				() -> writeExpiryBeforeStreaming(execution));
+		ServerWebExchange buffered = new BufferedExchange(this.exchange, this.body, capture, this.filter.codecs());
+		Sinks.One<CompletionOutcome> completed = Sinks.one();
+		return Mono.deferContextual((context) -> {
+			// not tied to the client: if it goes away, the handler still runs to its end
+			// and its response is stored
+			chain().filter(buffered)
+				.then(Mono.fromCallable(() -> complete(execution, capture)).subscribeOn(this.filter.storeScheduler()))
+				.contextWrite(context)
+				.subscribe(completed::tryEmitValue, (failure) -> abandon(execution, failure, completed));
+			return completed.asMono();
+		})
+			.flatMap((outcome) -> capture.commit((outcome == CompletionOutcome.STORED && this.filter.expiresHeader())
+					? HttpDates.format(execution.advertisedExpiry()) : null));
+	}
+
+	// the handler failed (and no exception handler of the application answered): release
+	// so that a retry runs it again, then let the failure reach the application's error
+	// handling
+	private void abandon(Execution execution, Throwable failure, Sinks.One<CompletionOutcome> completed) {
+		Mono.fromRunnable(execution::close)
+			.subscribeOn(this.filter.storeScheduler())
+			.doFinally((signal) -> completed.tryEmitError(failure))
+			.subscribe(null, (ex) -> logger.debug("Release after a failed handler failed", ex));
+	}
+
+	private CompletionOutcome complete(Execution execution, CapturingResponse capture) {
+		int status = capture.status();
+		List<HttpHeader> headers = capturedHeaders(capture);
+		boolean streaming = capture.isStreaming();
+		StoredResponse produced = streaming ? StoredResponse.withoutBody(status, headers)
+				: new StoredResponse(status, headers, capture.body());
+		StoredResponse stored = StoredResponseCodec.fitToLimits(produced);
+		CompletionOutcome outcome = execution.complete(stored);
+		if (outcome == CompletionOutcome.STORED && !stored.isBodyRetained()) {
+			logger.warn("Response of key '" + execution.key() + "' (policy '" + this.policy.name() + "') "
+					+ (streaming ? "is larger than max-response-body (" + this.policy.maxResponseBody() + " bytes)"
+							: "has more headers than a stored response can hold (" + headers.size() + " headers)")
+					+ ": only its status and the headers that fit were stored, and a retry is answered with the '"
+					+ IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.slug() + "' problem");
+		}
+		return outcome;
+	}
+
+	// the response's headers that are stored (never its cookies, which WebFlux keeps
+	// apart
+	// from the headers until it commits and which StoredHeaders never stores either)
+	private List<HttpHeader> capturedHeaders(CapturingResponse capture) {
+		HttpHeaders headers = capture.getHeaders();
+		return this.filter.storedHeaders()
+			.capture(headers.getFirst(HttpHeaders.CONTENT_TYPE), headers.headerNames(), headers::get);
+	}
+
+	private void writeExpiryBeforeStreaming(Execution execution) {
+		ServerHttpResponse response = this.exchange.getResponse();
+		HttpStatusCode status = response.getStatusCode();
+		int code = (status != null) ? status.value() : 200;
+		if (this.filter.expiresHeader() && !execution.policy().nonStorableStatuses().contains(code)) {
+			response.getHeaders().set(HttpContract.EXPIRES_HEADER, HttpDates.format(execution.advertisedExpiry()));
+		}
+	}
+
+	@Override
+	public Mono<Void> replay(Decision.Replay decision) {
+		StoredResponse stored = decision.response();
+		ServerHttpResponse response = this.exchange.getResponse();
+		HttpHeaders headers = response.getHeaders();
+		if (!stored.isBodyRetained()) {
+			if (this.filter.expiresHeader()) {
+				headers.set(HttpContract.EXPIRES_HEADER, HttpDates.format(decision.expiresAt()));
+			}
+			return refuse(stored.isReadable() ? Refusal.responseTooLarge(clientKey(), stored.status())
+					: Refusal.responseUnreadable(clientKey()));
+		}
+		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
+		this.filter.storedHeaders().apply(stored.headers(), new Target(headers));
+		headers.set(HttpContract.REPLAYED_HEADER, "true");
+		if (this.filter.expiresHeader()) {
+			// after the stored headers, where a first response has it too
+			headers.set(HttpContract.EXPIRES_HEADER, HttpDates.format(decision.expiresAt()));
+		}
+		headers.setContentLength(stored.bodyLength());
+		return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(stored.body())));
+	}
+
+	@Override
+	public Mono<Void> inProgress(Decision.InProgress decision) {
+		return refuse(Refusal.inProgress(clientKey(), decision.retryAfter()));
+	}
+
+	@Override
+	public Mono<Void> mismatch(Decision.Mismatch decision) {
+		return refuse(Refusal.keyReused(clientKey()));
+	}
+
+	@Override
+	public Mono<Void> unavailable(Decision.Unavailable decision) {
+		return refuse(Refusal.storeUnavailable(clientKey(), decision.retryAfter()));
+	}
+
+	@Override
+	public Mono<Void> unprotected(Decision.Unprotected decision) {
+		// fail-open: the engine has logged it; run without protection
+		return chain()
+			.filter(new BufferedExchange(this.exchange, this.body, this.exchange.getResponse(), this.filter.codecs()));
+	}
+
+	private Mono<Void> refuse(Refusal refusal) {
+		ServerHttpResponse response = this.exchange.getResponse();
+		IdempotencyProblem problem = refusal.kind().problem();
+		response.setStatusCode(HttpStatusCode.valueOf(problem.status()));
+		HttpHeaders headers = response.getHeaders();
+		Duration retryAfter = refusal.retryAfter();
+		if (retryAfter != null) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(retryAfter.getSeconds()));
+		}
+		byte[] problemBody = refusal.problemDetails(this.filter.problemTypeBase(),
+				this.exchange.getRequest().getPath().value());
+		headers.set(HttpHeaders.CONTENT_TYPE, HttpContract.PROBLEM_CONTENT_TYPE);
+		headers.setContentLength(problemBody.length);
+		return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(problemBody)));
+	}
+
+	private String clientKey() {
+		return Objects.requireNonNull(this.clientKey, "the request has no key");
+	}
+
+	private WebFilterChain chain() {
+		return Objects.requireNonNull(this.chain, "the exchange does not run");
+	}
+
+	/**
+	 * The headers of a reactive response, as stored headers are replayed onto them.
+	 */
+	private record Target(HttpHeaders headers) implements StoredHeaders.Target {
+
+		@Override
+		public void setContentType(String contentType) {
+			this.headers.set(HttpHeaders.CONTENT_TYPE, contentType);
+		}
+
+		@Override
+		public void setHeader(String name, String value) {
+			this.headers.set(name, value);
+		}
+
+		@Override
+		public void addHeader(String name, String value) {
+			this.headers.add(name, value);
+		}
+
+	}
+
+}

@@ -1,0 +1,188 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.ResourceLeakDetector;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What the WebFlux filter does beyond the shared contract of
+ * {@link AbstractHttpContractIT} (the same application and context as
+ * {@link WebFluxRedisHttpContractIT}): a client that goes away, form bodies, a response
+ * over the limit, a chunked body over the limit, and no buffer leaked on any of these
+ * paths (Netty's leak detector at its paranoid level).
+ *
+ * @author Idempotency contributors
+ */
+@SpringBootTest(classes = WebFluxContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = "spring.main.web-application-type=reactive")
+@Import(RedisHttpContractIT.RedisServer.class)
+@TestPropertySource(properties = { "idempotency.store.type=redis", "idempotency.redis.key-prefix=it-http-webflux:",
+		"spring.data.redis.repositories.enabled=false" })
+class WebFluxFilterIT extends AbstractWebIT {
+
+	private static final List<String> leaks = new CopyOnWriteArrayList<>();
+
+	private static final AppenderBase<ILoggingEvent> leakAppender = new AppenderBase<>() {
+
+		@Override
+		protected void append(ILoggingEvent event) {
+			if (event.getFormattedMessage().contains("LEAK")) {
+				leaks.add(event.getFormattedMessage());
+			}
+		}
+
+	};
+
+	@BeforeAll
+	static void detectEveryLeak() {
+		ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+		leakAppender.start();
+	}
+
+	// once the application started: its logging system resets the loggers' appenders
+	@BeforeEach
+	void listenToTheLeakDetector() {
+		Logger logger = (Logger) LoggerFactory.getLogger(ResourceLeakDetector.class);
+		if (!logger.isAttached(leakAppender)) {
+			logger.addAppender(leakAppender);
+		}
+	}
+
+	@AfterAll
+	static void noBufferLeaked() throws InterruptedException {
+		try {
+			// a leak is reported when a later allocation finds the lost buffer collected
+			for (int round = 0; round < 5; round++) {
+				System.gc();
+				Thread.sleep(100);
+				for (int i = 0; i < 100; i++) {
+					ByteBuf buffer = PooledByteBufAllocator.DEFAULT.buffer(64);
+					buffer.release();
+				}
+			}
+			assertThat(leaks).as("buffers leaked").isEmpty();
+		}
+		finally {
+			((Logger) LoggerFactory.getLogger(ResourceLeakDetector.class)).detachAppender(leakAppender);
+			ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
+		}
+	}
+
+	@Test
+	void aClientThatGoesAwayStillHasItsResponseStored() throws Exception {
+		String key = newKey();
+		byte[] request = ("POST /slow?millis=600 HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: " + key
+				+ "\r\nContent-Length: 1\r\n\r\na")
+			.getBytes(StandardCharsets.US_ASCII);
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			OutputStream out = socket.getOutputStream();
+			out.write(request);
+			out.flush();
+			awaitCount("slow", key, 1);
+		}
+		// the client is gone; the handler runs on, and its response is stored
+		HttpResponse<byte[]> retry = post("/slow?millis=600", key, "a");
+		for (int attempt = 0; retry.statusCode() == 409 && attempt < 50; attempt++) {
+			Thread.sleep(100);
+			retry = post("/slow?millis=600", key, "a");
+		}
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(text(retry)).startsWith("slow 1 ");
+		assertThat(this.counter.count("slow", key)).isEqualTo(1);
+	}
+
+	@Test
+	void aFormReachesTheHandlerAndIsFingerprintedByItsParameters() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/form", key, "b=2&a=1", "Content-Type", "application/x-www-form-urlencoded");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(text(first)).isEqualTo("form {a=[1], b=[2]} run 1");
+		HttpResponse<byte[]> reordered = post("/form", key, "a=1&b=2", "Content-Type",
+				"application/x-www-form-urlencoded");
+		assertThat(reordered.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(reordered.body()).isEqualTo(first.body());
+		HttpResponse<byte[]> other = post("/form", key, "a=1&b=3", "Content-Type", "application/x-www-form-urlencoded");
+		assertThat(other.statusCode()).isEqualTo(422);
+		assertThat(this.counter.count("form", key)).isEqualTo(1);
+	}
+
+	@Test
+	void aResponseOverTheLimitGoesOutWholeButIsNotReplayable() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/large?size=4000", key, "");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.body()).hasSize(4000);
+		assertThat(first.body()[0]).isEqualTo((byte) 'a');
+		assertThat(first.body()[3999]).isEqualTo((byte) ('a' + 39 % 26));
+		assertThat(first.headers().firstValue(IdempotencyFilter.EXPIRES_HEADER)).isPresent();
+		HttpResponse<byte[]> retry = post("/large?size=4000", key, "");
+		assertThat(retry.statusCode()).isEqualTo(410);
+		assertThat(text(retry)).contains("response-not-replayable");
+		assertThat(this.counter.count("large", key)).isEqualTo(1);
+		String small = newKey();
+		HttpResponse<byte[]> within = post("/large?size=1000", small, "");
+		assertThat(post("/large?size=1000", small, "").body()).isEqualTo(within.body()).hasSize(1000);
+	}
+
+	@Test
+	void aChunkedBodyOverTheLimitIsRefusedWithoutRunningTheHandler() throws Exception {
+		String key = newKey();
+		HttpRequest request = HttpRequest.newBuilder(uri("/small"))
+			.header(KEY, key)
+			.POST(BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(new byte[2048])))
+			.build();
+		HttpResponse<byte[]> response = send(request);
+		assertThat(response.statusCode()).isEqualTo(413);
+		assertThat(text(response)).contains("idempotency-request-too-large");
+		assertThat(this.counter.count("small", key)).isZero();
+	}
+
+	void awaitCount(String handler, String key, int count) throws InterruptedException {
+		for (int i = 0; i < 100 && this.counter.count(handler, key) < count; i++) {
+			Thread.sleep(20);
+		}
+		assertThat(this.counter.count(handler, key)).isEqualTo(count);
+	}
+
+}
