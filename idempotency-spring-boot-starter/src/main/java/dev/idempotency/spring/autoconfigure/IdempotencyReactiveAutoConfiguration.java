@@ -49,6 +49,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.result.method.RequestMappingInfo;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.server.WebExceptionHandler;
 
 /**
  * Auto-configuration for reactive (WebFlux) applications: the
@@ -104,7 +105,7 @@ public final class IdempotencyReactiveAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotencyWebFilter idempotencyWebFilter(IdempotencyEngine engine, WebFluxEndpointResolver endpointResolver,
 				NamedPolicies policies, IdempotencyProperties properties, ObjectProvider<ServerCodecConfigurer> codecs,
-				ListableBeanFactory beanFactory) {
+				ObjectProvider<WebExceptionHandler> exceptionHandlers, ListableBeanFactory beanFactory) {
 			refuseServletExtensions(beanFactory);
 			IdempotencyWebFilter filter = new IdempotencyWebFilter(engine, endpointResolver, policies);
 			filter.setKeyHeader(properties.getKeyHeader());
@@ -121,6 +122,7 @@ public final class IdempotencyReactiveAutoConfiguration {
 			excluded.addAll(responseHeaders.getExclude());
 			filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
 			filter.setCodecs(codecs.getIfUnique());
+			filter.setExceptionHandlers(exceptionHandlers.orderedStream().toList());
 			filter.setOrder(properties.getFilter().getOrder());
 			return filter;
 		}

@@ -41,6 +41,7 @@ import org.springframework.core.Ordered;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.util.StringUtils;
 import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebExceptionHandler;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
@@ -107,6 +108,8 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 	private Scheduler storeScheduler = Schedulers.boundedElastic();
 
 	private @Nullable ServerCodecConfigurer codecs;
+
+	private List<WebExceptionHandler> exceptionHandlers = List.of();
 
 	private int order = DEFAULT_ORDER;
 
@@ -206,6 +209,19 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
+	 * Set the application's exception handlers, in their order: an error of a handler
+	 * that owns its key is answered by them inside the filter, where the answer is
+	 * captured and stored (or the key released) like any other response, as Spring MVC
+	 * answers it inside the servlet filter. Without them such an error releases the key
+	 * and is answered after the filter.
+	 * @param exceptionHandlers the handlers, in the order WebFlux applies them
+	 */
+	public void setExceptionHandlers(List<WebExceptionHandler> exceptionHandlers) {
+		this.exceptionHandlers = List
+			.copyOf(Objects.requireNonNull(exceptionHandlers, "'exceptionHandlers' must not be null"));
+	}
+
+	/**
 	 * Set the order of the filter (default {@link #DEFAULT_ORDER}).
 	 * @param order the order
 	 */
@@ -288,6 +304,10 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	@Nullable ServerCodecConfigurer codecs() {
 		return this.codecs;
+	}
+
+	List<WebExceptionHandler> exceptionHandlers() {
+		return this.exceptionHandlers;
 	}
 
 }

@@ -61,6 +61,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebExceptionHandler;
 import org.springframework.web.server.WebFilterChain;
 
 /**
@@ -277,7 +278,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		return Mono.deferContextual((context) -> {
 			// not tied to the client: if it goes away, the handler still runs to its end
 			// and its response is stored
-			chain().filter(buffered)
+			answerErrors(chain().filter(buffered), buffered)
 				.then(Mono.fromCallable(() -> complete(execution, capture)).subscribeOn(this.filter.storeScheduler()))
 				.contextWrite(context)
 				.subscribe(completed::tryEmitValue, (failure) -> abandon(execution, failure, completed));
@@ -285,6 +286,17 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		})
 			.flatMap((outcome) -> capture.commit((outcome == CompletionOutcome.STORED && this.filter.expiresHeader())
 					? HttpDates.format(execution.advertisedExpiry()) : null));
+	}
+
+	// the handler's error, answered by the application's exception handlers in their
+	// order
+	// (as WebFlux would after the filter chain) so that the answer is captured
+	private Mono<Void> answerErrors(Mono<Void> handled, ServerWebExchange buffered) {
+		Mono<Void> answered = handled;
+		for (WebExceptionHandler handler : this.filter.exceptionHandlers()) {
+			answered = answered.onErrorResume((ex) -> handler.handle(buffered, ex));
+		}
+		return answered;
 	}
 
 	// the handler failed (and no exception handler of the application answered): release

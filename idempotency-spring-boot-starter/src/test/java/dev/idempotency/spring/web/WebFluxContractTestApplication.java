@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 
@@ -208,6 +209,42 @@ class WebFluxContractTestApplication {
 		@Idempotent("small")
 		Mono<String> small(ServerWebExchange exchange) {
 			return Mono.fromSupplier(() -> "small " + count("small", exchange));
+		}
+
+		@PostMapping("/json")
+		@Idempotent
+		Mono<Map<String, Object>> json(@RequestBody Mono<Map<String, Object>> body, ServerWebExchange exchange) {
+			return body.map((map) -> Map.of("run", count("json", exchange), "size", map.size()));
+		}
+
+		@PostMapping("/json/lenient")
+		@Idempotent("lenient")
+		Mono<String> jsonLenient(@RequestBody Mono<String> body, ServerWebExchange exchange) {
+			return body.map((text) -> "lenient " + count("lenient", exchange) + " " + UUID.randomUUID());
+		}
+
+		@PostMapping("/json/raw")
+		@Idempotent("raw")
+		Mono<String> jsonRaw(@RequestBody Mono<String> body, ServerWebExchange exchange) {
+			return body.map((text) -> "raw " + count("raw", exchange) + " " + UUID.randomUUID());
+		}
+
+		@PostMapping("/webhooks/header")
+		@Idempotent("webhook-header")
+		Mono<String> webhookByHeader(@RequestBody Mono<String> body, ServerWebExchange exchange) {
+			// long enough for concurrent deliveries to overlap
+			return body.delayElement(Duration.ofMillis(100)).map((text) -> {
+				int run = this.counter.increment("webhook-header",
+						exchange.getRequest().getHeaders().getFirst("webhook-id"));
+				return "delivery " + run + " of " + text.length() + " bytes";
+			});
+		}
+
+		@PostMapping("/webhooks/body")
+		@Idempotent("webhook-body")
+		Mono<String> webhookByBody(@RequestBody Mono<String> body) {
+			return body.delayElement(Duration.ofMillis(100))
+				.map((text) -> "event " + this.counter.increment("webhook-body", text) + " " + UUID.randomUUID());
 		}
 
 		@PostMapping("/form")
