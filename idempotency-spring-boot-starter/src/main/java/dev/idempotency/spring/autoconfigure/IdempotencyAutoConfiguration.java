@@ -16,7 +16,6 @@
 
 package dev.idempotency.spring.autoconfigure;
 
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 
@@ -27,7 +26,6 @@ import dev.idempotency.core.fingerprint.RequestFingerprinter;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.ReplayCachingStore;
 import dev.idempotency.spring.NamedPolicies;
-import dev.idempotency.spring.http.AnonymousRequests;
 import dev.idempotency.spring.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.web.DefaultIdempotencyScopeResolver;
 import dev.idempotency.spring.web.HandlerMappingEndpointResolver;
@@ -42,7 +40,6 @@ import jakarta.servlet.ServletRequestListener;
 
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -207,18 +204,14 @@ public final class IdempotencyAutoConfiguration {
 				}
 				filter.setKeyHeader(properties.getKeyHeader());
 				filter.setScopeResolver(scopeResolver);
-				ClassLoader classLoader = (beanFactory instanceof ConfigurableBeanFactory configurable)
-						? configurable.getBeanClassLoader() : null;
-				filter.setAnonymousRequests(ClassUtils.isPresent(SECURITY_CONTEXT, classLoader)
-						? properties.getAnonymousRequests() : AnonymousRequests.ALLOW);
+				filter.setAnonymousRequests(
+						HttpFilterSettings.anonymousRequests(properties, beanFactory, SECURITY_CONTEXT));
 				filter.setProblemTypeBase(properties.getProblemTypeBase());
 				filter.setProblemRenderer(problemRenderer.getIfUnique());
 				filter.setExpiresHeader(properties.isExpiresHeader());
 				filter.setClientTtlHeader(properties.getClientTtlHeader());
-				IdempotencyProperties.ResponseHeaders responseHeaders = properties.getResponseHeaders();
-				List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
-				excluded.addAll(responseHeaders.getExclude());
-				filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
+				filter.setStoredHeaders(properties.getResponseHeaders().getInclude(),
+						HttpFilterSettings.excludedResponseHeaders(properties));
 				List<StoredResponseCustomizer> customizers = storedResponseCustomizers.orderedStream().toList();
 				if (!customizers.isEmpty()) {
 					filter.setStoredResponseCustomizer(

@@ -16,14 +16,12 @@
 
 package dev.idempotency.spring.autoconfigure;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.NamedPolicies;
-import dev.idempotency.spring.http.AnonymousRequests;
 import dev.idempotency.spring.webflux.IdempotencyWebFilter;
 import dev.idempotency.spring.webflux.WebFluxEndpointResolver;
 import org.apache.commons.logging.Log;
@@ -110,17 +108,13 @@ public final class IdempotencyReactiveAutoConfiguration {
 			IdempotencyWebFilter filter = new IdempotencyWebFilter(engine, endpointResolver, policies);
 			filter.setKeyHeader(properties.getKeyHeader());
 			filter.setScopeHeader(properties.getScopeHeader());
-			ClassLoader classLoader = (beanFactory instanceof ConfigurableBeanFactory configurable)
-					? configurable.getBeanClassLoader() : null;
-			filter.setAnonymousRequests(ClassUtils.isPresent(REACTIVE_SECURITY_CONTEXT, classLoader)
-					? properties.getAnonymousRequests() : AnonymousRequests.ALLOW);
+			filter.setAnonymousRequests(
+					HttpFilterSettings.anonymousRequests(properties, beanFactory, REACTIVE_SECURITY_CONTEXT));
 			filter.setProblemTypeBase(properties.getProblemTypeBase());
 			filter.setExpiresHeader(properties.isExpiresHeader());
 			filter.setClientTtlHeader(properties.getClientTtlHeader());
-			IdempotencyProperties.ResponseHeaders responseHeaders = properties.getResponseHeaders();
-			List<String> excluded = new ArrayList<>(responseHeaders.getDefaultExclude());
-			excluded.addAll(responseHeaders.getExclude());
-			filter.setStoredHeaders(responseHeaders.getInclude(), excluded);
+			filter.setStoredHeaders(properties.getResponseHeaders().getInclude(),
+					HttpFilterSettings.excludedResponseHeaders(properties));
 			filter.setCodecs(codecs.getIfUnique());
 			filter.setExceptionHandlers(exceptionHandlers.orderedStream().toList());
 			filter.setOrder(properties.getFilter().getOrder());

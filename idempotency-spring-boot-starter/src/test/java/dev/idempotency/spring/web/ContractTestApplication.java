@@ -28,7 +28,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.Idempotent;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -87,17 +86,7 @@ class ContractTestApplication {
 	@Bean
 	@ConditionalOnProperty(name = "contract.outage", havingValue = "store", matchIfMissing = true)
 	static BeanPostProcessor outageSimulation() {
-		return new BeanPostProcessor() {
-
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean instanceof IdempotencyStore store && !(bean instanceof OutageSimulatingStore)) {
-					return new OutageSimulatingStore(store);
-				}
-				return bean;
-			}
-
-		};
+		return OutageSimulatingStore.wrapping();
 	}
 
 	@Bean

@@ -30,6 +30,8 @@ import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
 import reactor.core.scheduler.Schedulers;
 
+import org.springframework.beans.factory.config.BeanPostProcessor;
+
 /**
  * Store that delegates to the application's real store, and fails every operation while
  * an outage is simulated.
@@ -46,6 +48,24 @@ class OutageSimulatingStore implements IdempotencyStore {
 
 	OutageSimulatingStore(IdempotencyStore delegate) {
 		this.delegate = delegate;
+	}
+
+	/**
+	 * Return a post-processor that wraps the application's store in an outage simulation.
+	 * @return the post-processor
+	 */
+	static BeanPostProcessor wrapping() {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof IdempotencyStore store && !(bean instanceof OutageSimulatingStore)) {
+					return new OutageSimulatingStore(store);
+				}
+				return bean;
+			}
+
+		};
 	}
 
 	IdempotencyStore delegate() {

@@ -24,7 +24,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 
-import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.Idempotent;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -76,17 +75,7 @@ class WebFluxContractTestApplication {
 	 */
 	@Bean
 	static BeanPostProcessor outageSimulation() {
-		return new BeanPostProcessor() {
-
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean instanceof IdempotencyStore store && !(bean instanceof OutageSimulatingStore)) {
-					return new OutageSimulatingStore(store);
-				}
-				return bean;
-			}
-
-		};
+		return OutageSimulatingStore.wrapping();
 	}
 
 	@Bean
