@@ -22,8 +22,10 @@ import java.util.Map;
 import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.NamedPolicies;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
 import dev.idempotency.spring.webflux.IdempotencyWebFilter;
 import dev.idempotency.spring.webflux.WebFluxEndpointResolver;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -103,7 +105,10 @@ public final class IdempotencyReactiveAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotencyWebFilter idempotencyWebFilter(IdempotencyEngine engine, WebFluxEndpointResolver endpointResolver,
 				NamedPolicies policies, IdempotencyProperties properties, ObjectProvider<ServerCodecConfigurer> codecs,
-				ObjectProvider<WebExceptionHandler> exceptionHandlers, ListableBeanFactory beanFactory) {
+				ObjectProvider<WebExceptionHandler> exceptionHandlers,
+				ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<IdempotencyObservationConvention> observationConvention,
+				ListableBeanFactory beanFactory) {
 			refuseServletExtensions(beanFactory);
 			IdempotencyWebFilter filter = new IdempotencyWebFilter(engine, endpointResolver, policies);
 			filter.setKeyHeader(properties.getKeyHeader());
@@ -118,6 +123,8 @@ public final class IdempotencyReactiveAutoConfiguration {
 			filter.setCodecs(codecs.getIfUnique());
 			filter.setExceptionHandlers(exceptionHandlers.orderedStream().toList());
 			filter.setOrder(properties.getFilter().getOrder());
+			observationRegistry.ifUnique(filter::setObservationRegistry);
+			observationConvention.ifUnique(filter::setObservationConvention);
 			return filter;
 		}
 

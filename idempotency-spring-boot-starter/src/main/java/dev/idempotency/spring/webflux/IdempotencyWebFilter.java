@@ -32,6 +32,8 @@ import dev.idempotency.spring.http.ClientTtlHeader;
 import dev.idempotency.spring.http.HttpContract;
 import dev.idempotency.spring.http.IdempotentEndpoint;
 import dev.idempotency.spring.http.StoredHeaders;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
+import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -110,6 +112,10 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 	private @Nullable ServerCodecConfigurer codecs;
 
 	private List<WebExceptionHandler> exceptionHandlers = List.of();
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private @Nullable IdempotencyObservationConvention observationConvention;
 
 	private int order = DEFAULT_ORDER;
 
@@ -222,6 +228,24 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
+	 * Set the registry of the {@code idempotency.request} observation, none by default.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = Objects.requireNonNull(observationRegistry,
+				"'observationRegistry' must not be null");
+	}
+
+	/**
+	 * Set the application's convention of the {@code idempotency.request} observation, or
+	 * {@code null} for the default one.
+	 * @param observationConvention the convention
+	 */
+	public void setObservationConvention(@Nullable IdempotencyObservationConvention observationConvention) {
+		this.observationConvention = observationConvention;
+	}
+
+	/**
 	 * Set the order of the filter (default {@link #DEFAULT_ORDER}).
 	 * @param order the order
 	 */
@@ -308,6 +332,14 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	List<WebExceptionHandler> exceptionHandlers() {
 		return this.exceptionHandlers;
+	}
+
+	ObservationRegistry observationRegistry() {
+		return this.observationRegistry;
+	}
+
+	@Nullable IdempotencyObservationConvention observationConvention() {
+		return this.observationConvention;
 	}
 
 }

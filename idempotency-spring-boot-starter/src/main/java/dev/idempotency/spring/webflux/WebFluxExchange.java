@@ -47,6 +47,12 @@ import dev.idempotency.spring.http.JsonBodyKeyReader;
 import dev.idempotency.spring.http.KeyHeaderParser;
 import dev.idempotency.spring.http.Refusal;
 import dev.idempotency.spring.http.StoredHeaders;
+import dev.idempotency.spring.observation.DefaultIdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservation;
+import dev.idempotency.spring.observation.IdempotencyObservationConvention;
+import dev.idempotency.spring.observation.IdempotencyObservationDocumentation;
+import dev.idempotency.spring.observation.IdempotencyOutcome;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -77,6 +83,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	private static final Log logger = LogFactory.getLog(WebFluxExchange.class);
 
+	private static final IdempotencyObservationConvention DEFAULT_CONVENTION = new DefaultIdempotencyObservationConvention();
+
 	private static final byte[] EMPTY = new byte[0];
 
 	// Spring Security's token of an unauthenticated caller, which reactive Spring
@@ -103,15 +111,34 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	private @Nullable WebFilterChain chain;
 
+	private final IdempotencyObservation observation;
+
+	// whether the observation ends with a handler's execution that runs apart from the
+	// request's subscription
+	private volatile boolean detached;
+
 	WebFluxExchange(IdempotencyWebFilter filter, ServerWebExchange exchange, NamedPolicy policy,
 			@Nullable List<String> keyValues) {
 		this.filter = filter;
 		this.exchange = exchange;
 		this.policy = policy;
 		this.keyValues = keyValues;
+		ObservationRegistry registry = filter.observationRegistry();
+		this.observation = registry.isNoop() ? IdempotencyObservation.NONE
+				: IdempotencyObservation.start(registry, IdempotencyObservationDocumentation.IDEMPOTENT_REQUEST,
+						filter.observationConvention(), DEFAULT_CONVENTION,
+						new WebFluxRequestObservationContext(exchange, policy.name()));
 	}
 
 	Mono<Void> run(WebFilterChain chain) {
+		return admitAndAct(chain).doOnError(this.observation::fail).doFinally((signal) -> {
+			if (!this.detached) {
+				this.observation.stop();
+			}
+		});
+	}
+
+	private Mono<Void> admitAndAct(WebFilterChain chain) {
 		this.chain = chain;
 		Refusal refusal = (this.keyValues != null) ? readHeaderKey(this.keyValues) : null;
 		if (refusal != null) {
@@ -271,6 +298,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	@Override
 	public Mono<Void> execute(Decision.Execute decision) {
 		Execution execution = decision.execution();
+		this.observation.executing(execution);
+		this.detached = true;
 		CapturingResponse capture = new CapturingResponse(this.exchange.getResponse(), this.policy.maxResponseBody(),
 				() -> writeExpiryBeforeStreaming(execution));
 		ServerWebExchange buffered = new BufferedExchange(this.exchange, this.body, capture, this.filter.codecs());
@@ -281,7 +310,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 			answerErrors(chain().filter(buffered), buffered)
 				.then(Mono.fromCallable(() -> complete(execution, capture)).subscribeOn(this.filter.storeScheduler()))
 				.contextWrite(context)
-				.subscribe(completed::tryEmitValue, (failure) -> abandon(execution, failure, completed));
+				.subscribe((outcome) -> {
+					this.observation.stop();
+					completed.tryEmitValue(outcome);
+				}, (failure) -> abandon(execution, failure, completed));
 			return completed.asMono();
 		})
 			.flatMap((outcome) -> capture.commit((outcome == CompletionOutcome.STORED && this.filter.expiresHeader())
@@ -303,7 +335,9 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	// so that a retry runs it again, then let the failure reach the application's error
 	// handling
 	private void abandon(Execution execution, Throwable failure, Sinks.One<CompletionOutcome> completed) {
+		this.observation.error(failure);
 		Mono.fromRunnable(execution::close)
+			.doFinally((signal) -> this.observation.stop())
 			.subscribeOn(this.filter.storeScheduler())
 			.doFinally((signal) -> completed.tryEmitError(failure))
 			.subscribe(null, (ex) -> logger.debug("Release after a failed handler failed", ex));
@@ -347,6 +381,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	@Override
 	public Mono<Void> replay(Decision.Replay decision) {
+		this.observation.outcome(IdempotencyOutcome.REPLAYED);
 		StoredResponse stored = decision.response();
 		ServerHttpResponse response = this.exchange.getResponse();
 		HttpHeaders headers = response.getHeaders();
@@ -386,11 +421,16 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	@Override
 	public Mono<Void> unprotected(Decision.Unprotected decision) {
 		// fail-open: the engine has logged it; run without protection
+		this.observation.outcome(IdempotencyOutcome.FAIL_OPEN);
 		return chain()
 			.filter(new BufferedExchange(this.exchange, this.body, this.exchange.getResponse(), this.filter.codecs()));
 	}
 
 	private Mono<Void> refuse(Refusal refusal) {
+		IdempotencyOutcome outcome = refusal.kind().outcome();
+		if (outcome != null) {
+			this.observation.outcome(outcome);
+		}
 		ServerHttpResponse response = this.exchange.getResponse();
 		IdempotencyProblem problem = refusal.kind().problem();
 		response.setStatusCode(HttpStatusCode.valueOf(problem.status()));

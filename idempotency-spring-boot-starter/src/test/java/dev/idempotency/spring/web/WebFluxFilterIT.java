@@ -28,6 +28,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
@@ -37,8 +39,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.context.TestPropertySource;
 
@@ -59,6 +63,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestPropertySource(properties = { "idempotency.store.type=redis", "idempotency.redis.key-prefix=it-http-webflux:",
 		"spring.data.redis.repositories.enabled=false" })
 class WebFluxFilterIT extends AbstractWebIT {
+
+	@Autowired
+	ApplicationContext context;
 
 	private static final List<String> leaks = new CopyOnWriteArrayList<>();
 
@@ -106,6 +113,37 @@ class WebFluxFilterIT extends AbstractWebIT {
 			((Logger) LoggerFactory.getLogger(ResourceLeakDetector.class)).detachAppender(leakAppender);
 			ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.SIMPLE);
 		}
+	}
+
+	@Test
+	void everyRequestIsObservedAndCountedByItsOutcome() throws Exception {
+		MeterRegistry meters = this.context.getBean(MeterRegistry.class);
+		double executed = requests(meters, "executed");
+		double replayed = requests(meters, "replayed");
+		double reused = requests(meters, "mismatch");
+		String key = newKey();
+		assertThat(post("/form", key, "a=1", "Content-Type", "application/x-www-form-urlencoded").statusCode())
+			.isEqualTo(200);
+		assertThat(post("/form", key, "a=1", "Content-Type", "application/x-www-form-urlencoded").statusCode())
+			.isEqualTo(200);
+		assertThat(post("/form", key, "a=2", "Content-Type", "application/x-www-form-urlencoded").statusCode())
+			.isEqualTo(422);
+		// the first request's observation stops once its response is stored, after the
+		// answer
+		for (int i = 0; i < 50 && requests(meters, "executed") < executed + 1; i++) {
+			Thread.sleep(20);
+		}
+		assertThat(requests(meters, "executed")).isEqualTo(executed + 1);
+		assertThat(requests(meters, "replayed")).isEqualTo(replayed + 1);
+		assertThat(requests(meters, "mismatch")).isEqualTo(reused + 1);
+	}
+
+	private static double requests(MeterRegistry meters, String outcome) {
+		Counter counter = meters.find("idempotency.requests")
+			.tag("policy", "default")
+			.tag("outcome", outcome)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	@Test
