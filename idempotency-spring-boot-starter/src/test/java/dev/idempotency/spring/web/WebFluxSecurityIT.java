@@ -1,0 +1,113 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.security.config.annotation.web.reactive.EnableWebFluxSecurity;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The WebFlux filter behind real reactive Spring Security: the authenticated principal
+ * scopes the keys (two users with one key are two records), and an anonymous request is
+ * refused under {@code idempotency.anonymous-requests=reject}, Spring Security's
+ * anonymous token being no principal.
+ *
+ * @author Idempotency contributors
+ */
+@SpringBootTest(classes = { WebFluxContractTestApplication.class, WebFluxSecurityIT.Security.class },
+		webEnvironment = WebEnvironment.RANDOM_PORT, properties = "spring.main.web-application-type=reactive")
+@TestPropertySource(properties = "idempotency.anonymous-requests=reject")
+class WebFluxSecurityIT extends AbstractWebIT {
+
+	@Test
+	void eachUsersKeysAreTheirOwn() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> alice = as("alice", key);
+		HttpResponse<byte[]> bob = as("bob", key);
+		assertThat(alice.statusCode()).isEqualTo(201);
+		assertThat(bob.statusCode()).isEqualTo(201);
+		assertThat(bob.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(bob.body()).isNotEqualTo(alice.body());
+		HttpResponse<byte[]> aliceAgain = as("alice", key);
+		assertThat(aliceAgain.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(aliceAgain.body()).isEqualTo(alice.body());
+		assertThat(this.counter.count("payments", key)).isEqualTo(2);
+	}
+
+	@Test
+	void anAnonymousRequestIsRefusedWithoutRunningTheHandler() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> anonymous = as(null, key);
+		assertThat(anonymous.statusCode()).isEqualTo(403);
+		assertThat(text(anonymous)).contains("idempotency-unauthenticated");
+		assertThat(this.counter.count("payments", key)).isZero();
+	}
+
+	private HttpResponse<byte[]> as(@Nullable String user, String key) throws Exception {
+		HttpRequest.Builder request = HttpRequest.newBuilder(uri("/payments"))
+			.header(KEY, key)
+			.header("Content-Type", "application/json")
+			.POST(BodyPublishers.ofString("{\"amount\":10}"));
+		if (user != null) {
+			request.header("Authorization", "Basic " + Base64.getEncoder()
+				.encodeToString((user + ":" + user + "-secret").getBytes(StandardCharsets.UTF_8)));
+		}
+		return send(request.build());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableWebFluxSecurity
+	static class Security {
+
+		@Bean
+		SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
+			return http.csrf(ServerHttpSecurity.CsrfSpec::disable).httpBasic((basic) -> {
+			}).anonymous((anonymous) -> {
+			})
+				.authorizeExchange((exchanges) -> exchanges.pathMatchers(HttpMethod.POST, "/payments").permitAll())
+				.build();
+		}
+
+		@Bean
+		MapReactiveUserDetailsService users() {
+			return new MapReactiveUserDetailsService(
+					User.withUsername("alice").password("{noop}alice-secret").roles("USER").build(),
+					User.withUsername("bob").password("{noop}bob-secret").roles("USER").build());
+		}
+
+	}
+
+}
