@@ -179,6 +179,36 @@ class WebFluxInstancesIT {
 		assertThat(runs(key)).isLessThanOrEqualTo(1);
 	}
 
+	@Test
+	void aRedisThatHangsUnderARunningHandlerLeavesItsAnswerAndTheEventLoopAlone() throws Exception {
+		String key = UUID.randomUUID().toString();
+		CompletableFuture<HttpResponse<String>> running = this.client.sendAsync(slow(this.a, key, 800),
+				BodyHandlers.ofString());
+		for (int i = 0; i < 250 && runs(key) == 0; i++) {
+			Thread.sleep(20);
+		}
+		assertThat(runs(key)).isEqualTo(1);
+		// the handler runs; its store goes silent, and its completion will wait for it
+		this.redisProxy.pause();
+		try {
+			for (int i = 0; i < 20; i++) {
+				HttpResponse<String> plain = this.client.send(HttpRequest.newBuilder(uri(this.a, "/plain"))
+					.timeout(Duration.ofSeconds(2))
+					.POST(BodyPublishers.ofString("x"))
+					.build(), BodyHandlers.ofString());
+				assertThat(plain.statusCode()).isEqualTo(200);
+			}
+		}
+		finally {
+			this.redisProxy.resume();
+		}
+		// the handler ran once and its client gets its answer, stored or not
+		HttpResponse<String> answered = running.get();
+		assertThat(answered.statusCode()).isEqualTo(200);
+		assertThat(answered.body()).startsWith("slow 1 ");
+		assertThat(runs(key)).isEqualTo(1);
+	}
+
 	private int runs(String key) {
 		return this.a.getBean(HandlerCounter.class).count("slow", key)
 				+ this.b.getBean(HandlerCounter.class).count("slow", key);

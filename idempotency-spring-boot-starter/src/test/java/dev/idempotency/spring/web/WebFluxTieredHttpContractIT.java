@@ -1,0 +1,60 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.spring.web;
+
+import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.TestPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The HTTP contract of {@link AbstractHttpContractIT}, unchanged, against the WebFlux
+ * filter over the tiered store (Redis in front of PostgreSQL) on real servers: the
+ * PostgreSQL claims and completions run on JDBC, off the event loop, as every other store
+ * call.
+ *
+ * @author Idempotency contributors
+ */
+@SpringBootTest(classes = WebFluxContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = "spring.main.web-application-type=reactive")
+@Import(TieredHttpContractIT.Servers.class)
+@TestPropertySource(properties = { "idempotency.store.type=auto",
+		"idempotency.redis.key-prefix=it-http-webflux-tiered:", "spring.data.redis.repositories.enabled=false" })
+class WebFluxTieredHttpContractIT extends AbstractHttpContractIT {
+
+	@Override
+	protected boolean confirmsTakeover() {
+		return true;
+	}
+
+	@AfterEach
+	void storeNeverCalledOnAnEventLoop() {
+		assertThat(outage().nonBlockingThreadCalls()).as("store calls on a non-blocking thread").isZero();
+	}
+
+	@Test
+	void usesTheTieredStore() {
+		assertThat(outage().delegate()).isInstanceOf(TieredIdempotencyStore.class);
+	}
+
+}
