@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -43,6 +44,9 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.reactive.CorsWebFilter;
+import org.springframework.web.cors.reactive.UrlBasedCorsConfigurationSource;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 
@@ -101,6 +105,26 @@ class WebFluxContractTestApplication {
 		};
 	}
 
+	/**
+	 * CORS as a filter in front of the idempotency filter, as Spring Security's
+	 * {@code cors()} installs it: every request, a replay too, gets its own CORS headers.
+	 * @return the filter
+	 */
+	@Bean
+	@Order(-100)
+	CorsWebFilter corsWebFilter() {
+		CorsConfiguration configuration = new CorsConfiguration();
+		configuration
+			.setAllowedOrigins(List.of(ContractTestApplication.FIRST_ORIGIN, ContractTestApplication.SECOND_ORIGIN));
+		configuration.setAllowedMethods(List.of("POST"));
+		configuration.addAllowedHeader("*");
+		configuration.addExposedHeader("X-Payment-Id");
+		configuration.setAllowCredentials(true);
+		UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
+		source.registerCorsConfiguration("/**", configuration);
+		return new CorsWebFilter(source);
+	}
+
 	@RestController
 	static class ContractController {
 
@@ -133,6 +157,21 @@ class WebFluxContractTestApplication {
 					.body(("{\"id\":\"" + UUID.randomUUID() + "\",\"run\":" + run + ",\"request\":" + text.length()
 							+ "}")
 						.getBytes(StandardCharsets.UTF_8));
+			});
+		}
+
+		@PostMapping("/tokens")
+		@Idempotent
+		Mono<ResponseEntity<String>> tokens(ServerWebExchange exchange) {
+			return Mono.fromSupplier(() -> {
+				int run = count("tokens", exchange);
+				return ResponseEntity.ok()
+					.header("X-Payment-Id", "p-" + run)
+					.header("Authorization", "Bearer secret-" + run)
+					.header("WWW-Authenticate", "Bearer realm=\"payments\"")
+					.header("X-Auth-Token", "token-" + run)
+					.header("X-Api-Key", "key-" + run)
+					.body("tokens " + run);
 			});
 		}
 
