@@ -88,8 +88,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	private static final byte[] EMPTY = new byte[0];
 
 	// Spring Security's token of an unauthenticated caller, which reactive Spring
-	// Security
-	// can set as the exchange's principal: not a principal that scopes keys
+	// Security can set as the exchange's principal: not a principal that scopes keys
 	private static final String ANONYMOUS_TOKEN = "org.springframework.security.authentication.AnonymousAuthenticationToken";
 
 	private final IdempotencyWebFilter filter;
@@ -321,8 +320,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	}
 
 	// the handler's error, answered by the application's exception handlers in their
-	// order
-	// (as WebFlux would after the filter chain) so that the answer is captured
+	// order, as WebFlux would after the filter chain, so that the answer is captured
 	private Mono<Void> answerErrors(Mono<Void> handled, ServerWebExchange buffered) {
 		Mono<Void> answered = handled;
 		for (WebExceptionHandler handler : this.filter.exceptionHandlers()) {
@@ -362,8 +360,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	}
 
 	// the response's headers that are stored (never its cookies, which WebFlux keeps
-	// apart
-	// from the headers until it commits and which StoredHeaders never stores either)
+	// apart from the headers until it commits, and which are never stored anyway)
 	private List<HttpHeader> capturedHeaders(CapturingResponse capture) {
 		HttpHeaders headers = capture.getHeaders();
 		return this.filter.storedHeaders()

@@ -47,6 +47,9 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.reactive.CorsWebFilter;
 import org.springframework.web.cors.reactive.UrlBasedCorsConfigurationSource;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 
@@ -123,6 +126,25 @@ class WebFluxContractTestApplication {
 		UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
 		source.registerCorsConfiguration("/**", configuration);
 		return new CorsWebFilter(source);
+	}
+
+	/**
+	 * A functional endpoint, which no annotation can make idempotent: an endpoint rule
+	 * ({@code idempotency.endpoints}) does, where a test configures one.
+	 * @param counter the handler counter
+	 * @return the route
+	 */
+	@Bean
+	RouterFunction<ServerResponse> functionalRoute(HandlerCounter counter) {
+		return RouterFunctions.route()
+			.POST("/functional/orders",
+					(request) -> request.bodyToMono(String.class)
+						.defaultIfEmpty("")
+						.flatMap((body) -> ServerResponse.status(HttpStatus.CREATED)
+							.bodyValue("order "
+									+ counter.increment("functional", request.headers().firstHeader("Idempotency-Key"))
+									+ " " + UUID.randomUUID())))
+			.build();
 	}
 
 	@RestController

@@ -61,7 +61,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 		properties = "spring.main.web-application-type=reactive")
 @Import(RedisHttpContractIT.RedisServer.class)
 @TestPropertySource(properties = { "idempotency.store.type=redis", "idempotency.redis.key-prefix=it-http-webflux:",
-		"spring.data.redis.repositories.enabled=false" })
+		"spring.data.redis.repositories.enabled=false", "idempotency.endpoints[0].methods=POST",
+		"idempotency.endpoints[0].path=/functional/**" })
 class WebFluxFilterIT extends AbstractWebIT {
 
 	@Autowired
@@ -144,6 +145,19 @@ class WebFluxFilterIT extends AbstractWebIT {
 			.tag("outcome", outcome)
 			.counter();
 		return (counter != null) ? counter.count() : 0;
+	}
+
+	@Test
+	void aFunctionalEndpointIsIdempotentByAnEndpointRule() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/functional/orders", key, "{\"item\":1}");
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(text(first)).startsWith("order 1 ");
+		HttpResponse<byte[]> retry = post("/functional/orders", key, "{\"item\":1}");
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(post("/functional/orders", null, "{\"item\":1}").statusCode()).isEqualTo(400);
+		assertThat(this.counter.count("functional", key)).isEqualTo(1);
 	}
 
 	@Test
