@@ -42,6 +42,7 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.test.context.TestPropertySource;
 
 /**
  * Base of the operations tests: the {@link OpsTestApplication} on a real server with the
@@ -50,14 +51,14 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  *
  * @author Idempotency contributors
  */
-@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = {
-				"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
-						+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
-						+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
-				"spring.data.redis.repositories.enabled=false", "idempotency.store.type=tiered",
-				"idempotency.redis.key-prefix=it-ops-${random.uuid}:", "idempotency.scope-header=X-Tenant",
-				"idempotency.policies.metered.max-request-body=1KB", "management.endpoint.health.show-details=always" })
+@SpringBootTest(classes = OpsTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
+@TestPropertySource(properties = {
+		"spring.autoconfigure.exclude=org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
+				+ "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration,"
+				+ "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+		"spring.data.redis.repositories.enabled=false", "idempotency.store.type=tiered",
+		"idempotency.redis.key-prefix=it-ops-${random.uuid}:", "idempotency.scope-header=X-Tenant",
+		"idempotency.policies.metered.max-request-body=1KB", "management.endpoint.health.show-details=always" })
 abstract class AbstractOpsIT {
 
 	static final JsonMapper json = JsonMapper.builder().build();

@@ -135,17 +135,25 @@ class ContractTestApplication {
 	 */
 	@Bean
 	FilterRegistrationBean<CorsFilter> corsFilter() {
+		UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
+		source.registerCorsConfiguration("/**", corsConfiguration());
+		FilterRegistrationBean<CorsFilter> registration = new FilterRegistrationBean<>(new CorsFilter(source));
+		registration.setOrder(-100);
+		return registration;
+	}
+
+	/**
+	 * The CORS settings of the contract's applications, on either web stack.
+	 * @return the settings
+	 */
+	static CorsConfiguration corsConfiguration() {
 		CorsConfiguration configuration = new CorsConfiguration();
 		configuration.setAllowedOrigins(List.of(FIRST_ORIGIN, SECOND_ORIGIN));
 		configuration.setAllowedMethods(List.of("POST"));
 		configuration.addAllowedHeader("*");
 		configuration.addExposedHeader("X-Payment-Id");
 		configuration.setAllowCredentials(true);
-		UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
-		source.registerCorsConfiguration("/**", configuration);
-		FilterRegistrationBean<CorsFilter> registration = new FilterRegistrationBean<>(new CorsFilter(source));
-		registration.setOrder(-100);
-		return registration;
+		return configuration;
 	}
 
 	@RestController

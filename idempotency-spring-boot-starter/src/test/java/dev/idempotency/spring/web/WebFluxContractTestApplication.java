@@ -20,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -44,7 +43,6 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.reactive.CorsWebFilter;
 import org.springframework.web.cors.reactive.UrlBasedCorsConfigurationSource;
 import org.springframework.web.reactive.function.server.RouterFunction;
@@ -116,15 +114,8 @@ class WebFluxContractTestApplication {
 	@Bean
 	@Order(-100)
 	CorsWebFilter corsWebFilter() {
-		CorsConfiguration configuration = new CorsConfiguration();
-		configuration
-			.setAllowedOrigins(List.of(ContractTestApplication.FIRST_ORIGIN, ContractTestApplication.SECOND_ORIGIN));
-		configuration.setAllowedMethods(List.of("POST"));
-		configuration.addAllowedHeader("*");
-		configuration.addExposedHeader("X-Payment-Id");
-		configuration.setAllowCredentials(true);
 		UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
-		source.registerCorsConfiguration("/**", configuration);
+		source.registerCorsConfiguration("/**", ContractTestApplication.corsConfiguration());
 		return new CorsWebFilter(source);
 	}
 
