@@ -295,6 +295,13 @@ class WebFluxContractTestApplication {
 				.map((form) -> "form " + new TreeMap<>(form) + " run " + count("form", exchange));
 		}
 
+		@PostMapping("/multipart")
+		@Idempotent
+		Mono<String> multipart(ServerWebExchange exchange) {
+			return exchange.getMultipartData()
+				.map((parts) -> "multipart " + new TreeMap<>(parts).keySet() + " run " + count("multipart", exchange));
+		}
+
 		// the body in chunks of 100 bytes, written as a stream of buffers
 		@PostMapping(path = "/large", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
 		@Idempotent("small")

@@ -200,6 +200,23 @@ class WebFluxFilterIT extends AbstractWebIT {
 	}
 
 	@Test
+	void aMultipartBodyReachesTheHandlerFromTheFiltersCopy() throws Exception {
+		String key = newKey();
+		String boundary = "b0undary";
+		String body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--"
+				+ boundary + "\r\nContent-Disposition: form-data; name=\"amount\"\r\n\r\n10\r\n--" + boundary
+				+ "--\r\n";
+		String contentType = "multipart/form-data; boundary=" + boundary;
+		HttpResponse<byte[]> first = post("/multipart", key, body, "Content-Type", contentType);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(text(first)).isEqualTo("multipart [amount, note] run 1");
+		HttpResponse<byte[]> retry = post("/multipart", key, body, "Content-Type", contentType);
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.counter.count("multipart", key)).isEqualTo(1);
+	}
+
+	@Test
 	void aResponseOverTheLimitGoesOutWholeButIsNotReplayable() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/large?size=4000", key, "");
