@@ -19,8 +19,10 @@ package dev.idempotency.sample.bench;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
@@ -61,6 +63,23 @@ public class HttpBenchApplication {
 			jdbc.execute("CREATE TABLE IF NOT EXISTS httpbench_raw_record (id TEXT PRIMARY KEY,"
 					+ " value BYTEA NOT NULL, expires_at TIMESTAMPTZ NOT NULL)");
 		};
+	}
+
+	/**
+	 * The documented option of docs/stores/postgresql.md ("The CHECK constraints, and
+	 * what they cost"): the store's table without its three {@code CHECK} constraints,
+	 * applied after the store created it, when {@code httpbench.unchecked-table=true}.
+	 * @param jdbc the application's database
+	 * @param table the store's table
+	 * @return the listener
+	 */
+	@Bean
+	@ConditionalOnProperty("httpbench.unchecked-table")
+	ApplicationListener<ApplicationReadyEvent> uncheckedTable(JdbcTemplate jdbc,
+			@Value("${idempotency.jdbc.table-name}") String table) {
+		return (event) -> jdbc.execute(
+				"ALTER TABLE " + table + " DROP CONSTRAINT IF EXISTS " + table + "_id_check, DROP CONSTRAINT IF EXISTS "
+						+ table + "_fingerprint_check, DROP CONSTRAINT IF EXISTS " + table + "_status_check");
 	}
 
 	private static byte[] storedValue() {
