@@ -16,6 +16,9 @@
 
 package dev.idempotency.spring.transaction;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,6 +39,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -189,6 +193,8 @@ class TransactionalTestApplication {
 
 		private final ApplicationEventPublisher events;
 
+		private final DataSource dataSource;
+
 		LedgerController(Ledger ledger, PlatformTransactionManager transactionManager, DataSource dataSource,
 				NestedWork nested, ApplicationEventPublisher events) {
 			this.ledger = ledger;
@@ -197,6 +203,7 @@ class TransactionalTestApplication {
 			this.transactionTemplate = new TransactionTemplate(transactionManager);
 			// no annotation, no template: it joins the transaction bound to the thread
 			this.jdbcClient = JdbcClient.create(dataSource);
+			this.dataSource = dataSource;
 		}
 
 		@PostMapping(path = "/ledger", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -281,6 +288,26 @@ class TransactionalTestApplication {
 		ResponseEntity<String> postQuick(@RequestHeader("Idempotency-Key") String key, @RequestBody String body)
 				throws InterruptedException {
 			return post(key, body, "", "service", false, "", 0, "");
+		}
+
+		// the quick policy's handler that, after its write, keeps the database busy on
+		// the request's connection for X-Busy-Millis: on plain JDBC, without the query
+		// time-out that Spring's JDBC support would give the statement, and without
+		// leaving the transaction idle
+		@PostMapping(path = "/ledger/busy", produces = MediaType.APPLICATION_JSON_VALUE)
+		@Idempotent("quick")
+		ResponseEntity<String> postBusy(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
+				@RequestHeader(name = "X-Busy-Millis", defaultValue = "0") long busyMillis) throws SQLException {
+			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			long entries = this.ledger.record(key, body);
+			if (busyMillis > 0) {
+				Connection connection = DataSourceUtils.getConnection(this.dataSource);
+				try (Statement statement = connection.createStatement()) {
+					statement.execute("SELECT pg_sleep(" + busyMillis / 1000.0 + ")");
+				}
+			}
+			return ResponseEntity.status(HttpStatus.CREATED)
+				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
 		}
 
 		private long recordWithClient(String key, String body) {

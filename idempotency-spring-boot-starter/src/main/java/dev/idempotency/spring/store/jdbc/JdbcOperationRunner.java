@@ -274,26 +274,31 @@ final class JdbcOperationRunner {
 		}
 
 		/**
-		 * Prepare a statement on the operation's connection, with its values bound and,
-		 * in a transaction with a time-out, the transaction's remaining time as its query
-		 * time-out (as the client applies it).
+		 * Prepare a statement on the operation's connection, with its values bound. In a
+		 * transaction whose time-out has passed, no statement is prepared: Spring's
+		 * {@code TransactionTimedOutException} is thrown instead, as the client does.
+		 * <p>
+		 * Unlike the client, this sets no JDBC query time-out. The statements prepared
+		 * here are the claim and the completion, which never wait for another transaction
+		 * (the claim of the transactional mode is guarded by the key's advisory lock and
+		 * the completion updates the row that its own transaction claimed), and a query
+		 * time-out cannot end a statement whose network stopped answering (the driver
+		 * cancels it through another connection): it would buy nothing for them, and
+		 * pgjdbc pays for it with a task scheduled and cancelled on its shared timer
+		 * thread around every statement. The statements that the handler runs through
+		 * Spring keep the transaction's remaining time as theirs.
 		 * @param statement the statement
 		 * @param values the values of its parameters, in their declared order
 		 * @return the prepared statement, for the caller to run and close
 		 * @throws SQLException if the driver fails
+		 * @throws TransactionTimedOutException if the transaction's time-out has passed
 		 */
 		PreparedStatement prepare(PositionalStatement statement, Object... values) throws SQLException {
-			PreparedStatement prepared = statement.prepare(this.connection, values);
 			if (this.transaction != null && this.transaction.hasTimeout()) {
-				try {
-					prepared.setQueryTimeout(this.transaction.getTimeToLiveInSeconds());
-				}
-				catch (SQLException | RuntimeException ex) {
-					prepared.close();
-					throw ex;
-				}
+				// throws once the deadline has passed
+				this.transaction.getTimeToLiveInMillis();
 			}
-			return prepared;
+			return statement.prepare(this.connection, values);
 		}
 
 	}
