@@ -100,6 +100,7 @@ def load(path):
                 cpu["wrk"] = int(cols[12]) * TICK_US / requests if cols[12] else None
             before, after = parse_calls(redis_before), parse_calls(redis_after)
             commands = {c: after[c] - before.get(c, 0) for c in after if after[c] - before.get(c, 0) > 0}
+            # read in the count pass only: empty in the timed passes
             pg_b = [int(x) for x in pg_before.split()]
             pg_a = [int(x) for x in pg_after.split()]
             # INFO commandstats also counts the commands a script calls: when scripts ran, the
@@ -131,36 +132,56 @@ def load(path):
     return runs
 
 
+def redis_cells(run):
+    sent = ", ".join(f"{c} {n:.2f}" for c, n in sorted(run["sent"].items()))
+    round_trips = run["measured"].get("redis")
+    sent = "n/a" if round_trips is None else f"{round_trips:.2f}" + (f" ({sent})" if sent else "")
+    ran = sum(run["commands"].values())
+    commands = ", ".join(f"{c} {n:.2f}" for c, n in sorted(run["commands"].items()))
+    return sent, f"{ran:.2f}" + (f" ({commands})" if commands else "")
+
+
+def verdict(failures):
+    return "ok" if not failures else "MISSED: " + "; ".join(sorted(set(failures)))
+
+
 def table(runs, pass_):
     rows = [r for r in runs if r["pass"] == pass_]
     names = list(dict.fromkeys(r["name"] for r in rows))
-    print(f"| endpoint | req/s | p50 ms | p99 ms | Redis round trips/req (sent) | Redis commands run/req"
-          f" | PostgreSQL transactions/req | rows written/req | budget | errors |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| endpoint | req/s | p50 ms | p99 ms | Redis round trips/req (sent) | Redis commands run/req"
+          " | budget (Redis) | errors |")
+    print("|---|---|---|---|---|---|---|---|")
     failed = 0
     for name in names:
         mine = [r for r in rows if r["name"] == name]
         rps = statistics.median(r["rps"] for r in mine)
         p50 = statistics.median(r["p50"] for r in mine)
         p99 = statistics.median(r["p99"] for r in mine)
-        counted = [r for r in mine if "pg" in r["measured"]]
-        last = counted[-1] if counted else mine[-1]
-        sent = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["sent"].items()))
-        round_trips = last["measured"].get("redis")
-        sent = "n/a" if round_trips is None else f"{round_trips:.2f}" + (f" ({sent})" if sent else "")
-        ran = sum(last["commands"].values())
-        commands = ", ".join(f"{c} {n:.2f}" for c, n in sorted(last["commands"].items()))
-        commands = f"{ran:.2f}" + (f" ({commands})" if commands else "")
+        sent, commands = redis_cells(mine[-1])
         failures = [f for r in mine for f in r["failures"]]
         failed += len(failures)
-        verdict = "ok" if not failures else "MISSED: " + "; ".join(sorted(set(failures)))
         errors = sum(r["errors"] for r in mine)
-        pg = last["measured"].get("pg")
-        pgw = last["measured"].get("pgw")
+        print(f"| {name} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {sent} | {commands} | {verdict(failures)}"
+              f" | {errors} |")
+    return failed
+
+
+def count_table(runs):
+    rows = [r for r in runs if r["pass"] == "count"]
+    if not rows:
+        return 0
+    print("| endpoint | requests | Redis round trips/req (sent) | Redis commands run/req"
+          " | PostgreSQL transactions/req | rows written/req | budget |")
+    print("|---|---|---|---|---|---|---|")
+    failed = 0
+    for run in rows:
+        sent, commands = redis_cells(run)
+        pg, pgw = run["measured"].get("pg"), run["measured"].get("pgw")
         pg_text = "n/a" if pg is None else f"{pg:.2f}"
         pgw_text = "n/a" if pgw is None else f"{pgw:.2f}"
-        print(f"| {name} | {rps:,.0f} | {p50:.2f} | {p99:.2f} | {sent} | {commands} | {pg_text} | {pgw_text}"
-              f" | {verdict} | {errors} |")
+        failed += len(run["failures"])
+        print(f"| {run['name']} | {run['requests']:,} | {sent} | {commands} | {pg_text} | {pgw_text}"
+              f" | {verdict(run['failures'])} |")
     return failed
 
 
@@ -223,6 +244,10 @@ def main():
             print(f"CPU time per request in microseconds ({pass_}, median over the rounds):\n")
             cpu_table(runs, pass_)
             print()
+    print("#### Round trips per request (wrk -t1 -c1, one run per case)\n")
+    print("PostgreSQL's counters read once it has published every backend's statistics.\n")
+    failed += count_table(runs)
+    print()
     print("#### Ratios (per round, same run)\n")
     ratios(runs)
     print()
