@@ -19,6 +19,7 @@ package dev.idempotency.spring.store.jdbc;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 
 import javax.sql.DataSource;
@@ -35,6 +36,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.TransactionTimedOutException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -210,7 +212,7 @@ class JdbcOperationRunnerIT {
 	}
 
 	@Test
-	void plainStatementInTheTransactionalModeJoinsTheTransactionAndItsTimeout() {
+	void plainStatementInTheTransactionalModeJoinsTheTransactionAndChecksItsDeadline() {
 		JdbcOperationRunner runner = new JdbcOperationRunner(database.dataSource());
 		PositionalStatement insert = new PositionalStatement("INSERT INTO runner_row (id) VALUES (:id)", "id");
 		PositionalStatement sleep = new PositionalStatement("SELECT pg_sleep(:seconds)", "seconds");
@@ -233,20 +235,29 @@ class JdbcOperationRunnerIT {
 			status.setRollbackOnly();
 		});
 		assertThat(idsSeenByAnotherConnection()).isEmpty();
-		// a statement outliving the transaction's time-out is cancelled by the server,
-		// as one run through the client would be
-		transaction.setTimeout(1);
+		// a plain statement arms no query time-out: one begun before the transaction's
+		// deadline runs to its end; one prepared after it is not run
+		transaction.setTimeout(2);
+		List<String> ran = new ArrayList<>();
 		assertThatExceptionOfType(IdempotencyStoreException.class)
 			.isThrownBy(() -> transaction.executeWithoutResult((status) -> {
 				try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
 					runner.run("sleep", (operation) -> {
-						try (PreparedStatement statement = operation.prepare(sleep, 30.0)) {
+						try (PreparedStatement statement = operation.prepare(sleep, 2.5)) {
+							statement.execute();
+							ran.add("past the deadline");
+						}
+						try (PreparedStatement statement = operation.prepare(sleep, 0.0)) {
+							ran.add("after the deadline");
 							return statement.execute();
 						}
 					});
 				}
 			}))
-			.withMessageContaining("cancel");
+			.withMessageContaining("timed out")
+			.withCauseInstanceOf(TransactionTimedOutException.class);
+		assertThat(ran).containsExactly("past the deadline");
+		// one run through the client has the remaining time as its query time-out
 		assertThatExceptionOfType(IdempotencyStoreException.class)
 			.isThrownBy(() -> transaction.executeWithoutResult((status) -> {
 				try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
