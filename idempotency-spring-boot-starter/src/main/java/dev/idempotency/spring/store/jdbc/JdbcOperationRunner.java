@@ -275,8 +275,9 @@ final class JdbcOperationRunner {
 
 		/**
 		 * Prepare a statement on the operation's connection, with its values bound. In a
-		 * transaction whose time-out has passed, no statement is prepared: Spring's
-		 * {@code TransactionTimedOutException} is thrown instead, as the client does.
+		 * transaction whose time-out has passed, the statement is closed unrun and
+		 * Spring's {@code TransactionTimedOutException} is thrown instead, as the client
+		 * does.
 		 * <p>
 		 * Unlike the client, this sets no JDBC query time-out. The statements prepared
 		 * here are the claim and the completion, which never wait for another transaction
@@ -294,11 +295,20 @@ final class JdbcOperationRunner {
 		 * @throws TransactionTimedOutException if the transaction's time-out has passed
 		 */
 		PreparedStatement prepare(PositionalStatement statement, Object... values) throws SQLException {
+			// prepared first: on a connection that is already lost, that failure is the
+			// cause to report (a lost connection, not a time-out that passed meanwhile)
+			PreparedStatement prepared = statement.prepare(this.connection, values);
 			if (this.transaction != null && this.transaction.hasTimeout()) {
-				// throws once the deadline has passed
-				this.transaction.getTimeToLiveInMillis();
+				try {
+					// throws once the deadline has passed
+					this.transaction.getTimeToLiveInMillis();
+				}
+				catch (RuntimeException ex) {
+					prepared.close();
+					throw ex;
+				}
 			}
-			return statement.prepare(this.connection, values);
+			return prepared;
 		}
 
 	}
