@@ -279,15 +279,17 @@ final class JdbcOperationRunner {
 		 * Spring's {@code TransactionTimedOutException} is thrown instead, as the client
 		 * does.
 		 * <p>
-		 * Unlike the client, this sets no JDBC query time-out. The statements prepared
-		 * here are the claim and the completion, which never wait for another transaction
-		 * (the claim of the transactional mode is guarded by the key's advisory lock and
-		 * the completion updates the row that its own transaction claimed), and a query
-		 * time-out cannot end a statement whose network stopped answering (the driver
-		 * cancels it through another connection): it would buy nothing for them, and
-		 * pgjdbc pays for it with a task scheduled and cancelled on its shared timer
-		 * thread around every statement. The statements that the handler runs through
-		 * Spring keep the transaction's remaining time as theirs.
+		 * Unlike the client, this sets no JDBC query time-out, as in the default mode.
+		 * The statements prepared here are the claim and the completion, which never wait
+		 * for another request's transaction (the claim of the transactional mode is
+		 * guarded by the key's advisory lock and the completion updates the row that its
+		 * own transaction claimed), and a query time-out cannot end a statement whose
+		 * network stopped answering (the driver cancels it through another connection):
+		 * it would buy them little (a lock that DDL holds on the table, which the
+		 * driver's socket time-out and the database's {@code statement_timeout} bound as
+		 * for any statement), and pgjdbc pays for it with a task scheduled and cancelled
+		 * on its shared timer thread around every statement. The statements that the
+		 * handler runs through Spring keep the transaction's remaining time as theirs.
 		 * @param statement the statement
 		 * @param values the values of its parameters, in their declared order
 		 * @return the prepared statement, for the caller to run and close
