@@ -28,7 +28,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -511,14 +510,14 @@ abstract class AbstractTransactionalModeIT {
 		// handler's statement has no query time-out and keeps the transaction busy, so
 		// neither the driver nor PostgreSQL's idle time-out ends it: the completion,
 		// after the deadline, is refused, and the transaction is rolled back
-		HttpResponse<String> late = post(this.a, "/ledger/busy", key, "busy", Map.of("X-Busy-Millis", "5500"));
+		HttpResponse<String> late = post(this.a, "/ledger/quick", key, "busy", Map.of("X-Mode", "busy"));
 		assertThat(late.statusCode()).as(late.body()).isEqualTo(500);
 		assertThat(late.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(late.body()).contains("transaction-rolled-back").contains("ran past its time-out");
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
 		// the key is free at once in every tier: the retry runs the handler, once
-		HttpResponse<String> retry = post(this.b, "/ledger/busy", key, "busy", Map.of());
+		HttpResponse<String> retry = post(this.b, "/ledger/quick", key, "busy", Map.of());
 		assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
 		assertThat(entries(key)).isOne();
 		assertThat(recordStatus(key)).isEqualTo("C");
@@ -624,10 +623,9 @@ abstract class AbstractTransactionalModeIT {
 	// prefix, in the window in which a request is held, would take longer than that
 	// request's time-out on a server that holds millions of other keys
 	private long deleteRedisRecord(String key) {
-		String digest = Base64.getUrlEncoder().withoutPadding().encodeToString(IdempotencyKey.global(key).digest());
 		try (var connection = this.redis.getConnection()) {
 			Long deleted = connection.keyCommands()
-				.del((this.prefix + "{" + digest + "}").getBytes(StandardCharsets.UTF_8));
+				.del(TestServers.Redis.recordKey(this.prefix, IdempotencyKey.global(key).digest()));
 			return (deleted != null) ? deleted : 0;
 		}
 	}

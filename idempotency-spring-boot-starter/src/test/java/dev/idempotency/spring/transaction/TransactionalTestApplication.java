@@ -21,6 +21,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -128,6 +129,12 @@ class TransactionalTestApplication {
 		return properties;
 	}
 
+	/**
+	 * How long the {@code busy} mode of a handler keeps the database busy: past the 5 s
+	 * time-out of the {@code quick} policy's requests.
+	 */
+	static final long BUSY_MILLIS = 5500;
+
 	@Service
 	static class Ledger {
 
@@ -164,6 +171,19 @@ class TransactionalTestApplication {
 			this.jdbc.update("INSERT INTO unique_guard (value) VALUES (1), (1)");
 		}
 
+		// keeps the database busy on the transaction's connection: on plain JDBC, without
+		// the query time-out that Spring's JDBC support would give the statement, and
+		// without leaving the transaction idle
+		void keepBusy(long millis) {
+			Connection connection = DataSourceUtils.getConnection(Objects.requireNonNull(this.jdbc.getDataSource()));
+			try (Statement statement = connection.createStatement()) {
+				statement.execute("SELECT pg_sleep(" + millis / 1000.0 + ")");
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
 		// a deferred unique constraint, broken twice over: the commit fails
 		@Transactional
 		void breakTheCommit() {
@@ -193,8 +213,6 @@ class TransactionalTestApplication {
 
 		private final ApplicationEventPublisher events;
 
-		private final DataSource dataSource;
-
 		LedgerController(Ledger ledger, PlatformTransactionManager transactionManager, DataSource dataSource,
 				NestedWork nested, ApplicationEventPublisher events) {
 			this.ledger = ledger;
@@ -203,7 +221,6 @@ class TransactionalTestApplication {
 			this.transactionTemplate = new TransactionTemplate(transactionManager);
 			// no annotation, no template: it joins the transaction bound to the thread
 			this.jdbcClient = JdbcClient.create(dataSource);
-			this.dataSource = dataSource;
 		}
 
 		@PostMapping(path = "/ledger", produces = MediaType.APPLICATION_JSON_VALUE)
@@ -267,6 +284,7 @@ class TransactionalTestApplication {
 						// answered as a success: but the transaction is rollback-only
 					}
 				}
+				case "busy" -> this.ledger.keepBusy(BUSY_MILLIS);
 				case "break-statement" -> this.ledger.breakAStatement();
 				case "break-statement-caught" -> {
 					try {
@@ -285,29 +303,9 @@ class TransactionalTestApplication {
 
 		@PostMapping(path = "/ledger/quick", produces = MediaType.APPLICATION_JSON_VALUE)
 		@Idempotent("quick")
-		ResponseEntity<String> postQuick(@RequestHeader("Idempotency-Key") String key, @RequestBody String body)
-				throws InterruptedException {
-			return post(key, body, "", "service", false, "", 0, "");
-		}
-
-		// the quick policy's handler that, after its write, keeps the database busy on
-		// the request's connection for X-Busy-Millis: on plain JDBC, without the query
-		// time-out that Spring's JDBC support would give the statement, and without
-		// leaving the transaction idle
-		@PostMapping(path = "/ledger/busy", produces = MediaType.APPLICATION_JSON_VALUE)
-		@Idempotent("quick")
-		ResponseEntity<String> postBusy(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
-				@RequestHeader(name = "X-Busy-Millis", defaultValue = "0") long busyMillis) throws SQLException {
-			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
-			long entries = this.ledger.record(key, body);
-			if (busyMillis > 0) {
-				Connection connection = DataSourceUtils.getConnection(this.dataSource);
-				try (Statement statement = connection.createStatement()) {
-					statement.execute("SELECT pg_sleep(" + busyMillis / 1000.0 + ")");
-				}
-			}
-			return ResponseEntity.status(HttpStatus.CREATED)
-				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
+		ResponseEntity<String> postQuick(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
+				@RequestHeader(name = "X-Mode", defaultValue = "") String mode) throws InterruptedException {
+			return post(key, body, mode, "service", false, "", 0, "");
 		}
 
 		private long recordWithClient(String key, String body) {

@@ -19,7 +19,6 @@ package dev.idempotency.spring.web;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.Map;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -33,6 +32,7 @@ import dev.idempotency.core.store.EncryptionKeyRing;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.ReplayCachingStore;
 import dev.idempotency.spring.metrics.MeteredIdempotencyStore;
+import dev.idempotency.test.servers.TestServers;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -150,8 +150,7 @@ class RedisEncryptedHttpContractIT extends RedisHttpContractIT {
 	}
 
 	private static byte[] redisKey(IdempotencyKey key) {
-		return (PREFIX + "{" + Base64.getUrlEncoder().withoutPadding().encodeToString(key.digest()) + "}")
-			.getBytes(StandardCharsets.UTF_8);
+		return TestServers.Redis.recordKey(PREFIX, key.digest());
 	}
 
 	private byte[] rawValue(IdempotencyKey key) {

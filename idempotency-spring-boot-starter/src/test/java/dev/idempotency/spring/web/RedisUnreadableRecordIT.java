@@ -16,9 +16,7 @@
 
 package dev.idempotency.spring.web;
 
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.Base64;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.test.servers.TestServers;
@@ -56,8 +54,7 @@ class RedisUnreadableRecordIT extends AbstractUnreadableRecordIT {
 
 	@Override
 	void replaceStoredResponse(IdempotencyKey key, byte[] response) {
-		byte[] redisKey = (PREFIX + "{" + Base64.getUrlEncoder().withoutPadding().encodeToString(key.digest()) + "}")
-			.getBytes(StandardCharsets.UTF_8);
+		byte[] redisKey = TestServers.Redis.recordKey(PREFIX, key.digest());
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			byte[] value = connection.stringCommands().get(redisKey);
 			assertThat(value).isNotNull();

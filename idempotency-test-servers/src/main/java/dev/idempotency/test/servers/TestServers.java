@@ -28,6 +28,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -325,6 +326,20 @@ public final class TestServers {
 				cursor.forEachRemaining((key) -> keys.put(new String(key, StandardCharsets.ISO_8859_1), key));
 			}
 			return new ArrayList<>(keys.values());
+		}
+
+		/**
+		 * Return the Redis key of a record of the library's Redis store, as its
+		 * documentation states it: <code>{keyPrefix}{<i>digest</i>}</code>, the digest of
+		 * the idempotency key in unpadded base64url. A test that knows its key deletes or
+		 * reads the record by name, without scanning the keyspace.
+		 * @param prefix the store's key prefix
+		 * @param digest the idempotency key's digest ({@code IdempotencyKey.digest()})
+		 * @return the UTF-8 bytes of the key
+		 */
+		public static byte[] recordKey(String prefix, byte[] digest) {
+			return (prefix + "{" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest) + "}")
+				.getBytes(StandardCharsets.UTF_8);
 		}
 
 		/**

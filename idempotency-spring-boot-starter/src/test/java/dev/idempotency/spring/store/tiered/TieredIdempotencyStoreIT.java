@@ -22,7 +22,6 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 
@@ -329,8 +328,7 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	}
 
 	private static byte[] redisKey(IdempotencyKey key) {
-		return (PREFIX + "{" + Base64.getUrlEncoder().withoutPadding().encodeToString(key.digest()) + "}")
-			.getBytes(StandardCharsets.UTF_8);
+		return TestServers.Redis.recordKey(PREFIX, key.digest());
 	}
 
 	static void deleteRedisKeys() {
