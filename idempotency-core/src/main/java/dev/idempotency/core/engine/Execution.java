@@ -63,6 +63,11 @@ public final class Execution implements AutoCloseable {
 
 	private static final long[] COMPLETE_BACKOFF_MILLIS = { 0, 25, 100 };
 
+	// a transactional policy's completion runs in the caller's transaction, which a
+	// failed statement aborts (or whose connection or time is gone): a second attempt
+	// could only fail again, and would hide the first failure's cause
+	private static final long[] COMPLETE_ONCE = { 0 };
+
 	private final IdempotencyEngine engine;
 
 	private final IdempotencyKey key;
@@ -293,7 +298,7 @@ public final class Execution implements AutoCloseable {
 	private CompletionOutcome doComplete(StoredResponse response) {
 		IdempotencyStore store = this.engine.store();
 		IdempotencyStoreException failure = null;
-		for (long backoff : COMPLETE_BACKOFF_MILLIS) {
+		for (long backoff : this.policy.transactional() ? COMPLETE_ONCE : COMPLETE_BACKOFF_MILLIS) {
 			if (backoff > 0 && !pause(backoff)) {
 				break;
 			}

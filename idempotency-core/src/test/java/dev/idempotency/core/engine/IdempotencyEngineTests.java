@@ -342,6 +342,22 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void failedCompletionOfATransactionalPolicyIsTriedOnceAndReportsItsOwnFailure() {
+		IdempotencyPolicy transactional = IdempotencyPolicy.builder()
+			.name("transactional")
+			.ttl(Duration.ofMinutes(1))
+			.transactional(true)
+			.build();
+		Execution execution = execute(newKey(), "a", transactional);
+		// one failure, which the default mode's second attempt would get past: in the
+		// caller's aborted transaction a second attempt can only fail again
+		this.store.failComplete = 1;
+		assertThat(execution.complete(response(201, "ok"))).isEqualTo(CompletionOutcome.FAILED);
+		assertThat(this.store.failComplete).as("attempts left unmade").isZero();
+		assertThat(execution.failure()).hasValueSatisfying((failure) -> assertThat(failure).hasMessage("store down"));
+	}
+
+	@Test
 	void inFlightWaitAnswersWithTheFirstResponse() throws Exception {
 		IdempotencyKey key = newKey();
 		Execution first = execute(key, "a", POLICY);

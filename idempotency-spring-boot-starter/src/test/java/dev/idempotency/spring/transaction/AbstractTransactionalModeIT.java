@@ -524,6 +524,55 @@ abstract class AbstractTransactionalModeIT {
 		assertThat(controller(this.a).runs(key) + controller(this.b).runs(key)).isEqualTo(2);
 	}
 
+	@Test
+	void completionThatTheDatabaseRefusesIsTriedOnceAndTheProblemNamesTheRefusal() throws Exception {
+		String key = newKey();
+		// a rule of the database that the stored response breaks (here a trigger that
+		// counts and refuses responses with a marker; in the field a trigger of the
+		// application's, a full disk, a value the column cannot take): PostgreSQL
+		// refuses the completion's UPDATE and aborts the request's transaction, in
+		// which no second attempt can succeed
+		this.jdbc.execute("CREATE SEQUENCE it_refused_completions");
+		this.jdbc.execute(
+				"""
+						CREATE FUNCTION it_refuse_response() RETURNS trigger LANGUAGE plpgsql AS $$
+						BEGIN
+							IF position(convert_to('refused-by-the-database', 'UTF8') in coalesce(NEW.response, ''::bytea)) > 0 THEN
+								PERFORM nextval('it_refused_completions');
+								RAISE EXCEPTION 'it_refuse_response: this response may not be stored';
+							END IF;
+							RETURN NEW;
+						END $$""");
+		this.jdbc.execute("CREATE TRIGGER it_refuse_response BEFORE UPDATE ON idempotency_record"
+				+ " FOR EACH ROW EXECUTE FUNCTION it_refuse_response()");
+		HttpResponse<String> refused;
+		long attempts;
+		try {
+			refused = post(this.a, key, "refused-by-the-database", "");
+			attempts = this.jdbc.queryForObject(
+					"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM it_refused_completions", Long.class);
+		}
+		finally {
+			this.jdbc.execute("DROP TRIGGER it_refuse_response ON idempotency_record");
+			this.jdbc.execute("DROP FUNCTION it_refuse_response()");
+			this.jdbc.execute("DROP SEQUENCE it_refused_completions");
+		}
+		assertThat(refused.statusCode()).as(refused.body()).isEqualTo(500);
+		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		// the database's own reason, not the "current transaction is aborted" that a
+		// second attempt in the aborted transaction gets
+		assertThat(refused.body()).contains("transaction-rolled-back")
+			.contains("could not be stored")
+			.contains("this response may not be stored")
+			.doesNotContain("current transaction is aborted")
+			.doesNotContain("\"entries\"");
+		// one attempt: the engine does not try a completion again in a transaction
+		// that can only roll back (nor pause 25 and 100 ms between the attempts)
+		assertThat(attempts).as("attempts of the completion").isOne();
+		// nothing persisted, the key is free in every tier: the retry runs the handler
+		assertRolledBackAndRetryRuns(key, "refused-by-the-database");
+	}
+
 	private ConfigurableApplicationContext start(String instance) {
 		Map<String, Object> properties = TransactionalTestApplication.properties(storeType(), this.prefix);
 		LettuceConnectionFactory redis = this.redis;
