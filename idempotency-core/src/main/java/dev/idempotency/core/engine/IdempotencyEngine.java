@@ -215,10 +215,10 @@ public final class IdempotencyEngine implements AutoCloseable {
 	}
 
 	// An encrypted record that reached the engine undecrypted (encryption turned off
-	// while
-	// it lived): never replay the envelope, answer as for a record that cannot be read
+	// while it lived), or what is left of one whose status or headers were altered:
+	// never replay the envelope, answer as for a record that cannot be read
 	private StoredResponse replayable(IdempotencyKey key, StoredResponse response) {
-		if (!EncryptingIdempotencyStore.isEnvelope(response)) {
+		if (!EncryptingIdempotencyStore.isSealed(response)) {
 			return response;
 		}
 		if (this.sealedWarned.compareAndSet(false, true)) {

@@ -19,7 +19,9 @@ package dev.idempotency.core.store;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -42,6 +44,7 @@ import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.StoredResponseFormatException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A store that encrypts the responses it hands to another store, and decrypts the ones it
@@ -61,8 +64,14 @@ import dev.idempotency.core.StoredResponseFormatException;
  * fails authentication (tampered, or sealed for another record), is answered as
  * {@link StoredResponse#unreadable()}: the request did complete, so it is neither run
  * again nor taken for a store failure, and a replay answers a problem. Each such key id
- * is logged once. A response stored before encryption was turned on (no envelope header)
- * is returned as stored.
+ * is logged once. So is anything else that is not an envelope, since nothing tells an
+ * altered record from a genuine one without the seal: a response stored in the clear
+ * (before encryption was turned on, or written into the store by someone else), and a
+ * record that carries the envelope header but is not an envelope (its status, headers or
+ * body altered). An application that turns encryption on over records stored in the
+ * clear, and wants them replayed until they expire, says until when with
+ * {@link #replayingUnencryptedUntil(Instant)}; once that instant has passed they are
+ * answered as unreadable too.
  * <p>
  * The key ring is read on every operation from the supplier given, so an application that
  * fetches its keys from a key management service can rotate them without a restart.
@@ -104,7 +113,13 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 
 	private final SecureRandom random = new SecureRandom();
 
-	// key ids already logged as unknown or as failing authentication
+	// until when a response stored in the clear is still replayed; null: never
+	private final @Nullable Instant replayUnencryptedUntil;
+
+	private final Clock clock;
+
+	// key ids already logged as unknown or as failing authentication, and the other
+	// kinds of record refused
 	private final Set<String> reported = ConcurrentHashMap.newKeySet();
 
 	/**
@@ -122,8 +137,40 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 	 * @param keyRing the keys, asked on every operation; must not return {@code null}
 	 */
 	public EncryptingIdempotencyStore(IdempotencyStore delegate, Supplier<EncryptionKeyRing> keyRing) {
+		this(delegate, keyRing, null, Clock.systemUTC());
+	}
+
+	EncryptingIdempotencyStore(IdempotencyStore delegate, Supplier<EncryptionKeyRing> keyRing,
+			@Nullable Instant replayUnencryptedUntil, Clock clock) {
 		this.delegate = Objects.requireNonNull(delegate, "'delegate' must not be null");
 		this.keyRing = Objects.requireNonNull(keyRing, "'keyRing' must not be null");
+		this.replayUnencryptedUntil = replayUnencryptedUntil;
+		this.clock = Objects.requireNonNull(clock, "'clock' must not be null");
+	}
+
+	/**
+	 * Return a store like this one that still replays responses stored in the clear (no
+	 * envelope, and no envelope header) until the given instant, and answers them as
+	 * unreadable after it. Meant for turning encryption on over a store that already
+	 * holds records: pass the moment of the switch plus the longest TTL, and those
+	 * records are replayed until they expire. Within the window a response written into
+	 * the store in the clear by anyone who can write there is replayed too: leave it out
+	 * when no such records exist.
+	 * @param until the first instant at which such responses are no longer replayed
+	 * @return the new store, on the same delegate and key ring
+	 */
+	public EncryptingIdempotencyStore replayingUnencryptedUntil(Instant until) {
+		Objects.requireNonNull(until, "'until' must not be null");
+		return new EncryptingIdempotencyStore(this.delegate, this.keyRing, until, this.clock);
+	}
+
+	/**
+	 * Return until when a response stored in the clear is still replayed.
+	 * @return the instant of {@link #replayingUnencryptedUntil(Instant)}, or empty when
+	 * such responses are never replayed
+	 */
+	public Optional<Instant> getReplayUnencryptedUntil() {
+		return Optional.ofNullable(this.replayUnencryptedUntil);
 	}
 
 	private static Supplier<EncryptionKeyRing> constant(EncryptionKeyRing keyRing) {
@@ -193,6 +240,22 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Return whether a stored response carries the {@value #ENVELOPE_HEADER} header: an
+	 * envelope, or what is left of one whose status, headers or body were altered. Such a
+	 * response is never replayed as it is.
+	 * @param response a response as the delegate holds it
+	 * @return {@code true} if any of its headers is named {@value #ENVELOPE_HEADER}
+	 */
+	public static boolean isSealed(StoredResponse response) {
+		for (HttpHeader header : response.headers()) {
+			if (header.name().equalsIgnoreCase(ENVELOPE_HEADER)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
 	 * Return whether a stored response is an envelope that this store writes.
 	 * @param response a response as the delegate holds it
 	 * @return {@code true} for an envelope
@@ -230,8 +293,11 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 	}
 
 	StoredResponse open(IdempotencyKey key, StoredResponse stored) {
-		if (!stored.isReadable() || !isEnvelope(stored)) {
+		if (!stored.isReadable()) {
 			return stored;
+		}
+		if (!isEnvelope(stored)) {
+			return notEnvelope(stored);
 		}
 		String keyId = stored.headers().get(0).value().substring(ENVELOPE_PREFIX.length());
 		EncryptionKeyRing ring = Objects.requireNonNull(this.keyRing.get(), "the key ring must not be null");
@@ -268,6 +334,28 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 		catch (GeneralSecurityException ex) {
 			throw new IllegalStateException("Cannot decrypt with key '" + keyId + "'", ex);
 		}
+	}
+
+	// anything but an envelope is replayed only when it is a response stored in the
+	// clear within the configured window: an altered envelope never
+	private StoredResponse notEnvelope(StoredResponse stored) {
+		if (isSealed(stored)) {
+			reportOnce("altered-envelope", () -> "A stored response carries the " + ENVELOPE_HEADER
+					+ " header but is not an envelope (its status, headers or body were altered): such records are"
+					+ " answered as not replayable");
+			return StoredResponse.unreadable();
+		}
+		Instant until = this.replayUnencryptedUntil;
+		if (until != null && this.clock.instant().isBefore(until)) {
+			return stored;
+		}
+		reportOnce("unencrypted",
+				() -> "A stored response is not encrypted (stored before encryption was turned"
+						+ " on, or written into the store by someone else): such records are answered as not replayable"
+						+ ((until != null) ? " since " + until
+								: "; set idempotency.encryption.replay-unencrypted-until to replay the ones stored"
+										+ " before encryption was turned on until they expire"));
+		return StoredResponse.unreadable();
 	}
 
 	private static Cipher newCipher() {

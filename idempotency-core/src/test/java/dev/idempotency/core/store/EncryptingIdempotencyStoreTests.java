@@ -17,7 +17,11 @@
 package dev.idempotency.core.store;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -186,11 +190,56 @@ class EncryptingIdempotencyStoreTests {
 	}
 
 	@Test
-	void responseStoredInClearIsReturnedAsStored() {
+	void responseStoredInClearIsRefused() {
 		IdempotencyKey key = IdempotencyKey.global("k1");
 		complete(this.raw, key);
 		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)));
+		assertThat(replay(store, key).isReadable()).isFalse();
+		assertThat(store.find(key).orElseThrow().response().isReadable()).isFalse();
+	}
+
+	@Test
+	void responseStoredInClearIsReplayedOnlyWithinTheConfiguredWindow() {
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		complete(this.raw, key);
+		Instant switchedOn = Instant.parse("2026-12-01T10:00:00Z");
+		MutableClock clock = new MutableClock(switchedOn);
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, () -> ring("a", Map.of("a", KEY_A)),
+				null, clock)
+			.replayingUnencryptedUntil(switchedOn.plus(Duration.ofHours(24)));
+		assertThat(store.getReplayUnencryptedUntil()).contains(switchedOn.plus(Duration.ofHours(24)));
 		assertThat(replay(store, key)).isEqualTo(this.response);
+		clock.now = switchedOn.plus(Duration.ofHours(24));
+		assertThat(replay(store, key).isReadable()).isFalse();
+		assertThat(store.find(key).orElseThrow().response().isReadable()).isFalse();
+	}
+
+	@Test
+	void envelopeWithAlteredStatusOrHeadersIsRefusedEvenWithinTheWindow() {
+		IdempotencyKey key = IdempotencyKey.global("k1");
+		EncryptingIdempotencyStore store = new EncryptingIdempotencyStore(this.raw, ring("a", Map.of("a", KEY_A)))
+			.replayingUnencryptedUntil(Instant.now().plus(Duration.ofDays(1)));
+		complete(store, key);
+		StoredResponse held = this.raw.find(key).orElseThrow().response();
+		List<StoredResponse> altered = List.of(new StoredResponse(201, held.headers(), held.bodyBytes()),
+				new StoredResponse(200,
+						List.of(held.headers().get(0), new HttpHeader("Content-Type", "application/json")),
+						held.bodyBytes()),
+				new StoredResponse(200, List.of(new HttpHeader("idempotency-encrypted", "v2")), held.bodyBytes()));
+		int n = 0;
+		for (StoredResponse response : altered) {
+			IdempotencyKey copy = IdempotencyKey.global("altered-" + n++);
+			OwnerToken token = OwnerToken.generate();
+			this.raw.acquire(copy, this.fingerprint, token, LEASE, TTL);
+			this.raw.complete(copy, token, response, TTL);
+			assertThat(replay(store, copy).isReadable()).as(response.toString()).isFalse();
+			assertThat(store.find(copy).orElseThrow().response().isReadable()).isFalse();
+			// and an engine without decryption never replays it either
+			try (IdempotencyEngine engine = new IdempotencyEngine(this.raw)) {
+				assertThat(engine.begin(copy, this.fingerprint, IdempotencyPolicy.defaults())).isInstanceOfSatisfying(
+						Decision.Replay.class, (replay) -> assertThat(replay.response().isReadable()).isFalse());
+			}
+		}
 	}
 
 	@Test
@@ -228,6 +277,31 @@ class EncryptingIdempotencyStoreTests {
 		IdempotencyRecord record = store.find(key).orElseThrow();
 		assertThat(record.response()).isNotNull();
 		return ((AcquireResult.Replay) result).response();
+	}
+
+	private static final class MutableClock extends Clock {
+
+		private Instant now;
+
+		MutableClock(Instant now) {
+			this.now = now;
+		}
+
+		@Override
+		public ZoneId getZone() {
+			return ZoneOffset.UTC;
+		}
+
+		@Override
+		public Clock withZone(ZoneId zone) {
+			return this;
+		}
+
+		@Override
+		public Instant instant() {
+			return this.now;
+		}
+
 	}
 
 }

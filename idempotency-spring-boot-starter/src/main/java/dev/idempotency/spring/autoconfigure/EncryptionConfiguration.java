@@ -16,11 +16,14 @@
 
 package dev.idempotency.spring.autoconfigure;
 
+import java.time.Instant;
 import java.util.Map;
 
 import dev.idempotency.core.store.EncryptingIdempotencyStore;
 import dev.idempotency.core.store.EncryptionKeyRing;
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.Encryption;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -37,7 +40,10 @@ import org.springframework.core.annotation.Order;
  * they are; without the property nothing here is created. The keys come from an
  * {@link EncryptionKeyRing} bean when there is one (an application that fetches them from
  * a key management service), else from {@code idempotency.encryption.keys} and
- * {@code idempotency.encryption.primary-key-id}.
+ * {@code idempotency.encryption.primary-key-id}. Responses stored in the clear are
+ * answered as not replayable, unless
+ * {@code idempotency.encryption.replay-unencrypted-until} names until when the ones
+ * stored before encryption was turned on are still replayed.
  *
  * @author Idempotency contributors
  */
@@ -45,12 +51,20 @@ import org.springframework.core.annotation.Order;
 @ConditionalOnBooleanProperty(name = "idempotency.encryption.enabled")
 class EncryptionConfiguration {
 
+	private static final Log logger = LogFactory.getLog(EncryptionConfiguration.class);
+
 	@Bean
 	@Order(Ordered.HIGHEST_PRECEDENCE)
 	EngineStoreDecorator idempotencyEncryptingStore(ObjectProvider<EncryptionKeyRing> keyRing,
 			IdempotencyProperties properties) {
 		EncryptionKeyRing ring = keyRing.getIfUnique(() -> keyRing(properties.getEncryption()));
-		return (store) -> new EncryptingIdempotencyStore(store, ring);
+		Instant replayUnencryptedUntil = properties.getEncryption().getReplayUnencryptedUntil();
+		if (replayUnencryptedUntil == null) {
+			return (store) -> new EncryptingIdempotencyStore(store, ring);
+		}
+		logger.info("Responses stored in the clear are replayed until " + replayUnencryptedUntil
+				+ " (idempotency.encryption.replay-unencrypted-until), and answered as not replayable after it");
+		return (store) -> new EncryptingIdempotencyStore(store, ring).replayingUnencryptedUntil(replayUnencryptedUntil);
 	}
 
 	static EncryptionKeyRing keyRing(Encryption encryption) {

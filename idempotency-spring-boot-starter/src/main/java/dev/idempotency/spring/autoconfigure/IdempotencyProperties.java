@@ -17,6 +17,7 @@
 package dev.idempotency.spring.autoconfigure;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -545,6 +546,14 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		 */
 		private Map<String, String> keys = new LinkedHashMap<>();
 
+		/**
+		 * Until when a response stored in the clear (before encryption was turned on) is
+		 * still replayed, as an ISO-8601 instant: the moment encryption is turned on plus
+		 * the longest TTL. Unset, such responses are answered as not replayable, since
+		 * nothing tells them from a record written into the store by someone else.
+		 */
+		private @Nullable Instant replayUnencryptedUntil;
+
 		public boolean isEnabled() {
 			return this.enabled;
 		}
@@ -567,6 +576,14 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 
 		public void setKeys(Map<String, String> keys) {
 			this.keys = keys;
+		}
+
+		public @Nullable Instant getReplayUnencryptedUntil() {
+			return this.replayUnencryptedUntil;
+		}
+
+		public void setReplayUnencryptedUntil(@Nullable Instant replayUnencryptedUntil) {
+			this.replayUnencryptedUntil = replayUnencryptedUntil;
 		}
 
 	}

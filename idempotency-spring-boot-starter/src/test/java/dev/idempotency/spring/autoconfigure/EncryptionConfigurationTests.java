@@ -18,6 +18,7 @@ package dev.idempotency.spring.autoconfigure;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -101,6 +102,31 @@ class EncryptionConfigurationTests {
 		this.runner
 			.withPropertyValues("idempotency.encryption.enabled=true", "idempotency.encryption.keys.only=" + KEY_A)
 			.run((context) -> assertThat(engineStore(context)).isInstanceOf(EncryptingIdempotencyStore.class));
+	}
+
+	@Test
+	void responsesStoredInTheClearAreRefusedUnlessAWindowIsSet() {
+		this.runner
+			.withPropertyValues("idempotency.encryption.enabled=true", "idempotency.encryption.keys.only=" + KEY_A)
+			.run((context) -> {
+				EncryptingIdempotencyStore encrypting = (EncryptingIdempotencyStore) engineStore(context);
+				assertThat(encrypting.getReplayUnencryptedUntil()).isEmpty();
+				IdempotencyStore raw = context.getBean(IdempotencyStore.class);
+				complete(raw, IdempotencyKey.global("clear"));
+				assertThat(encrypting.find(IdempotencyKey.global("clear")).orElseThrow().response().isReadable())
+					.isFalse();
+			});
+		this.runner
+			.withPropertyValues("idempotency.encryption.enabled=true", "idempotency.encryption.keys.only=" + KEY_A,
+					"idempotency.encryption.replay-unencrypted-until=2999-01-01T00:00:00Z")
+			.run((context) -> {
+				EncryptingIdempotencyStore encrypting = (EncryptingIdempotencyStore) engineStore(context);
+				assertThat(encrypting.getReplayUnencryptedUntil()).contains(Instant.parse("2999-01-01T00:00:00Z"));
+				IdempotencyStore raw = context.getBean(IdempotencyStore.class);
+				complete(raw, IdempotencyKey.global("clear"));
+				assertThat(encrypting.find(IdempotencyKey.global("clear")).orElseThrow().response().isReadable())
+					.isTrue();
+			});
 	}
 
 	@Test

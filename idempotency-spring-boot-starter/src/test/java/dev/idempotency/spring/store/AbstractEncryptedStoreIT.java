@@ -18,6 +18,7 @@ package dev.idempotency.spring.store;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -123,6 +124,38 @@ public abstract class AbstractEncryptedStoreIT {
 		replaceRawValue(key, raw);
 		assertThat(replay(store, key).isReadable()).isFalse();
 		assertThat(store.find(key).orElseThrow().response().isReadable()).isFalse();
+	}
+
+	@Test
+	void recordStoredInTheClearIsRefusedOutsideTheConfiguredWindow() {
+		IdempotencyKey key = newKey();
+		complete(rawStore(), key);
+		EncryptingIdempotencyStore store = encrypting(ring("a", Map.of("a", KEY_A)));
+		assertThat(replay(store, key).isReadable()).isFalse();
+		assertThat(store.find(key).orElseThrow().response().isReadable()).isFalse();
+		EncryptingIdempotencyStore window = store.replayingUnencryptedUntil(Instant.now().plus(Duration.ofHours(1)));
+		assertThat(replay(window, key)).isEqualTo(this.response);
+		EncryptingIdempotencyStore lapsed = store.replayingUnencryptedUntil(Instant.now().minusSeconds(1));
+		assertThat(replay(lapsed, key).isReadable()).isFalse();
+	}
+
+	@Test
+	void envelopeWithAlteredStatusIsRefused() {
+		IdempotencyKey key = newKey();
+		EncryptingIdempotencyStore store = encrypting(ring("a", Map.of("a", KEY_A)));
+		complete(store, key);
+		StoredResponse envelope = rawStore().find(key).orElseThrow().response();
+		IdempotencyKey altered = newKey();
+		OwnerToken token = OwnerToken.generate();
+		assertThat(rawStore().acquire(altered, this.fingerprint, token, LEASE, TTL))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(rawStore().complete(altered, token,
+				new StoredResponse(201, envelope.headers(), envelope.bodyBytes()), TTL))
+			.isTrue();
+		assertThat(replay(store, altered).isReadable()).isFalse();
+		assertThat(
+				replay(store.replayingUnencryptedUntil(Instant.now().plus(Duration.ofHours(1))), altered).isReadable())
+			.isFalse();
 	}
 
 	private EncryptingIdempotencyStore encrypting(EncryptionKeyRing ring) {

@@ -19,8 +19,10 @@ package dev.idempotency.spring.web;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
+import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
@@ -131,6 +133,44 @@ class RedisEncryptedHttpContractIT extends RedisHttpContractIT {
 		assertThat(retry.statusCode()).isEqualTo(410);
 		assertThat(text(retry)).contains("response-not-replayable");
 		assertThat(this.counter.count("payments", key)).isOne();
+	}
+
+	@Test
+	void recordWrittenInTheClearIsAnsweredNotReplayable() throws Exception {
+		String key = newKey();
+		assertThat(post("/payments", key, "{}").statusCode()).isEqualTo(201);
+		IdempotencyKey recordKey = IdempotencyKey.global(key);
+		// someone who can write to Redis puts a record of their own in its place
+		replaceRecord(recordKey, new StoredResponse(201, List.of(new HttpHeader("Content-Type", "application/json")),
+				"{\"id\":\"pay_forged\"}".getBytes(StandardCharsets.UTF_8)));
+		HttpResponse<byte[]> retry = post("/payments", key, "{}");
+		assertThat(retry.statusCode()).isEqualTo(410);
+		assertThat(text(retry)).contains("response-not-replayable").doesNotContain("pay_forged");
+		assertThat(this.counter.count("payments", key)).isOne();
+	}
+
+	@Test
+	void envelopeWithAlteredStatusIsAnsweredNotReplayable() throws Exception {
+		String key = newKey();
+		assertThat(post("/payments", key, "{}").statusCode()).isEqualTo(201);
+		IdempotencyKey recordKey = IdempotencyKey.global(key);
+		StoredResponse envelope = realStore().find(recordKey).orElseThrow().response();
+		assertThat(EncryptingIdempotencyStore.isEnvelope(envelope)).isTrue();
+		replaceRecord(recordKey, new StoredResponse(201, envelope.headers(), envelope.bodyBytes()));
+		HttpResponse<byte[]> retry = post("/payments", key, "{}");
+		assertThat(retry.statusCode()).isEqualTo(410);
+		assertThat(text(retry)).contains("response-not-replayable");
+		assertThat(this.counter.count("payments", key)).isOne();
+	}
+
+	// the record of a key, completed again in Redis with the given response as stored
+	private void replaceRecord(IdempotencyKey recordKey, StoredResponse stored) {
+		RequestFingerprint fingerprint = realStore().find(recordKey).orElseThrow().fingerprint();
+		assertThat(realStore().evict(recordKey)).isTrue();
+		OwnerToken token = OwnerToken.generate();
+		assertThat(realStore().acquire(recordKey, fingerprint, token, Duration.ofSeconds(30), Duration.ofMinutes(10)))
+			.isInstanceOf(AcquireResult.Acquired.class);
+		assertThat(realStore().complete(recordKey, token, stored, Duration.ofMinutes(10))).isTrue();
 	}
 
 	private static IdempotencyStore unwrap(IdempotencyStore store) {
