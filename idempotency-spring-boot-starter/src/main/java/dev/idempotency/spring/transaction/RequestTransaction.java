@@ -104,8 +104,8 @@ public final class RequestTransaction {
 					yield Ending.connectionLost(failure);
 				}
 				if (failure != null && isTimeout(failure)) {
-					yield Ending.rolledBack("it ran past its time-out, the policy's lock timeout of "
-							+ execution.policy().lockTimeout().toMillis() + " ms", failure);
+					yield Ending.rolledBack("it ran past its time-out, "
+							+ RequestTransactions.describeTimeout(execution.policy().lockTimeout()), failure);
 				}
 				yield Ending.rolledBack("its response could not be stored in the request's transaction"
 						+ ((failure != null) ? " (" + failure.getMessage() + ")" : ""), failure);

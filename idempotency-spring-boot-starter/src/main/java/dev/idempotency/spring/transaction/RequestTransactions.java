@@ -113,6 +113,27 @@ public final class RequestTransactions {
 		return Duration.ofSeconds(timeout.getSeconds() + ((timeout.getNano() > 0) ? 1 : 0));
 	}
 
+	/**
+	 * Describe the time-out of the transaction of a request as {@link #timeout(Duration)}
+	 * derives it, for a problem or a log line: the time-out applied and where it comes
+	 * from.
+	 * @param lockTimeout the policy's lock timeout
+	 * @return for example {@code "5 s, the floor of a request's time-out (the policy's
+	 * lock timeout is 4000 ms)"}
+	 */
+	static String describeTimeout(Duration lockTimeout) {
+		long applied = timeout(lockTimeout).getSeconds();
+		if (lockTimeout.compareTo(MIN_TIMEOUT) < 0) {
+			return applied + " s, the floor of a request's time-out (the policy's lock timeout is "
+					+ lockTimeout.toMillis() + " ms)";
+		}
+		if (lockTimeout.getNano() > 0) {
+			return applied + " s, the policy's lock timeout of " + lockTimeout.toMillis()
+					+ " ms rounded up to whole seconds";
+		}
+		return applied + " s, the policy's lock timeout";
+	}
+
 	private static TransactionDefinition definition(Duration lockTimeout) {
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRES_NEW);

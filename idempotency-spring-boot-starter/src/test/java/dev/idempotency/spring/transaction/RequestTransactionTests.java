@@ -19,6 +19,7 @@ package dev.idempotency.spring.transaction;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.sql.SQLException;
+import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
@@ -30,8 +31,9 @@ import org.springframework.transaction.UnexpectedRollbackException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Tests for {@link RequestTransaction#isOutcomeUnknown(Exception)}: which failures of a
- * commit may have committed all the same.
+ * Tests for {@link RequestTransaction#isConnectionFailure(Exception)}: which failures of
+ * a commit may have committed all the same; and for the time-out that a rolled-back
+ * request's problem names.
  *
  * @author Idempotency contributors
  */
@@ -73,6 +75,17 @@ class RequestTransactionTests {
 	void transactionMarkedRollbackOnlyRolledBack() {
 		assertThat(RequestTransaction.isConnectionFailure(new UnexpectedRollbackException("marked rollback-only")))
 			.isFalse();
+	}
+
+	@Test
+	void timeOutProblemNamesTheTimeOutAppliedNotTheLockTimeoutBelowTheFloor() {
+		assertThat(RequestTransactions.timeout(Duration.ofMillis(4000))).isEqualTo(Duration.ofSeconds(5));
+		assertThat(RequestTransactions.describeTimeout(Duration.ofMillis(4000)))
+			.isEqualTo("5 s, the floor of a request's time-out (the policy's lock timeout is 4000 ms)");
+		assertThat(RequestTransactions.describeTimeout(Duration.ofMillis(7200)))
+			.isEqualTo("8 s, the policy's lock timeout of 7200 ms rounded up to whole seconds");
+		assertThat(RequestTransactions.describeTimeout(Duration.ofSeconds(30)))
+			.isEqualTo("30 s, the policy's lock timeout");
 	}
 
 }
