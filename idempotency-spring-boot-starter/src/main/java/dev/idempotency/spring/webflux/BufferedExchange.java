@@ -42,7 +42,9 @@ import org.springframework.web.server.ServerWebExchangeDecorator;
 /**
  * The exchange that the handler of an admitted request sees: its body is the copy that
  * the filter read (the original can be read once only), and so are its form and multipart
- * data, which WebFlux would otherwise read from the original body.
+ * data, which WebFlux would otherwise read from the original body. A form that a filter
+ * before this one read (Spring Security's CSRF check does) is the exchange's, which keeps
+ * what it parsed: the body is empty then, as it is to any reader after the first.
  *
  * @author Idempotency contributors
  */
@@ -60,7 +62,7 @@ final class BufferedExchange extends ServerWebExchangeDecorator {
 	private final Mono<MultiValueMap<String, Part>> multipartData;
 
 	BufferedExchange(ServerWebExchange delegate, byte[] body, ServerHttpResponse response,
-			@Nullable ServerCodecConfigurer codecs) {
+			@Nullable ServerCodecConfigurer codecs, boolean formConsumed) {
 		super(delegate);
 		this.request = new ServerHttpRequestDecorator(delegate.getRequest()) {
 
@@ -74,7 +76,9 @@ final class BufferedExchange extends ServerWebExchangeDecorator {
 		};
 		this.response = response;
 		MediaType contentType = delegate.getRequest().getHeaders().getContentType();
-		this.formData = Mono.fromSupplier(() -> formData(contentType, body)).cache();
+		// a form read before the filter is the exchange's, which keeps it
+		this.formData = formConsumed ? delegate.getFormData()
+				: Mono.fromSupplier(() -> formData(contentType, body)).cache();
 		this.multipartData = multipartData(contentType, codecs).cache();
 	}
 

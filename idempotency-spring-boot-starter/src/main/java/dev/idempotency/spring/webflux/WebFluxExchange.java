@@ -108,6 +108,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	private byte[] fingerprintBody = EMPTY;
 
+	// whether the form was read before this filter: the handler gets the exchange's form
+	// data then, never a form parsed from the empty body
+	private boolean formConsumed;
+
 	private @Nullable WebFilterChain chain;
 
 	private final IdempotencyObservation observation;
@@ -218,7 +222,49 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	private Mono<Void> admit(byte[] read) {
 		this.body = read;
+		if (read.length == 0) {
+			Mono<Void> consumed = admitConsumed();
+			if (consumed != null) {
+				return consumed;
+			}
+		}
 		this.fingerprintBody = fingerprintBody(read);
+		return admitKey();
+	}
+
+	// A body that yields no bytes may have been read before this filter: a form by a
+	// filter that asked for the exchange's form data (Spring Security's CSRF check does
+	// for every form post), which the exchange keeps; a multipart body, which is never
+	// empty, by one that asked for its parts. The form is fingerprinted by the parameters
+	// the exchange parsed, as the body would have been, and the handler gets them as they
+	// are; a multipart body cannot be fingerprinted any more. Null for a body declared
+	// empty, or that is neither.
+	private @Nullable Mono<Void> admitConsumed() {
+		HttpHeaders headers = this.exchange.getRequest().getHeaders();
+		String contentType = headers.getFirst(HttpHeaders.CONTENT_TYPE);
+		if (headers.getContentLength() == 0) {
+			return null;
+		}
+		if (FormCanonicalizer.isForm(contentType)) {
+			this.formConsumed = true;
+			return this.exchange.getFormData().flatMap((form) -> {
+				Map<String, String[]> parameters = FormCanonicalizer.merge(queryParameters(), form);
+				if (FormCanonicalizer.minimumBodyLength(parameters,
+						this.exchange.getRequest().getURI().getRawQuery()) > this.policy.maxRequestBody()) {
+					return refuse(Refusal.requestTooLarge(this.clientKey, this.policy.maxRequestBody()));
+				}
+				this.fingerprintBody = FormCanonicalizer.canonicalize(parameters);
+				return admitKey();
+			});
+		}
+		if (FormCanonicalizer.isMultipartForm(contentType)) {
+			return Mono.error(new IllegalStateException("The multipart/form-data body is empty or was read by a"
+					+ " filter that runs before the idempotency filter, so it cannot be fingerprinted"));
+		}
+		return null;
+	}
+
+	private Mono<Void> admitKey() {
 		if (this.clientKey == null) {
 			Refusal refusal = readBodyKey();
 			if (refusal != null) {
@@ -240,11 +286,15 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		if (form == null) {
 			return read;
 		}
+		return FormCanonicalizer.canonicalize(FormCanonicalizer.merge(queryParameters(), form));
+	}
+
+	private Map<String, String[]> queryParameters() {
 		Map<String, String[]> query = new LinkedHashMap<>();
 		this.exchange.getRequest()
 			.getQueryParams()
 			.forEach((name, values) -> query.put(name, values.toArray(String[]::new)));
-		return FormCanonicalizer.canonicalize(FormCanonicalizer.merge(query, form));
+		return query;
 	}
 
 	private @Nullable String charset() {
@@ -301,7 +351,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		this.detached = true;
 		CapturingResponse capture = new CapturingResponse(this.exchange.getResponse(), this.policy.maxResponseBody(),
 				() -> writeExpiryBeforeStreaming(execution));
-		ServerWebExchange buffered = new BufferedExchange(this.exchange, this.body, capture, this.filter.codecs());
+		ServerWebExchange buffered = new BufferedExchange(this.exchange, this.body, capture, this.filter.codecs(),
+				this.formConsumed);
 		Sinks.One<CompletionOutcome> completed = Sinks.one();
 		return Mono.deferContextual((context) -> {
 			// not tied to the client: if it goes away, the handler still runs to its end
@@ -419,8 +470,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	public Mono<Void> unprotected(Decision.Unprotected decision) {
 		// fail-open: the engine has logged it; run without protection
 		this.observation.outcome(IdempotencyOutcome.FAIL_OPEN);
-		return chain()
-			.filter(new BufferedExchange(this.exchange, this.body, this.exchange.getResponse(), this.filter.codecs()));
+		return chain().filter(new BufferedExchange(this.exchange, this.body, this.exchange.getResponse(),
+				this.filter.codecs(), this.formConsumed));
 	}
 
 	private Mono<Void> refuse(Refusal refusal) {

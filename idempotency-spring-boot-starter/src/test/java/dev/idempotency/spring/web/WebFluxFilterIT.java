@@ -252,7 +252,7 @@ class WebFluxFilterIT extends AbstractWebIT {
 	}
 
 	void awaitCount(String handler, String key, int count) throws InterruptedException {
-		for (int i = 0; i < 100 && this.counter.count(handler, key) < count; i++) {
+		for (int i = 0; i < 500 && this.counter.count(handler, key) < count; i++) {
 			Thread.sleep(20);
 		}
 		assertThat(this.counter.count(handler, key)).isEqualTo(count);

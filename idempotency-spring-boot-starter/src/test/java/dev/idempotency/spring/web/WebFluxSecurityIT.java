@@ -24,6 +24,7 @@ import java.util.Base64;
 
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
@@ -35,7 +36,12 @@ import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.core.userdetails.MapReactiveUserDetailsService;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.security.web.server.csrf.CsrfToken;
+import org.springframework.security.web.server.util.matcher.ServerWebExchangeMatchers;
 import org.springframework.test.context.TestPropertySource;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -43,7 +49,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The WebFlux filter behind real reactive Spring Security: the authenticated principal
  * scopes the keys (two users with one key are two records), and an anonymous request is
  * refused under {@code idempotency.anonymous-requests=reject}, Spring Security's
- * anonymous token being no principal.
+ * anonymous token being no principal. Spring Security's CSRF protection, with its default
+ * token repository and request handler, guards the form endpoint: its filter reads the
+ * form before the idempotency filter does.
  *
  * @author Idempotency contributors
  */
@@ -76,6 +84,38 @@ class WebFluxSecurityIT extends AbstractWebIT {
 		assertThat(this.counter.count("payments", key)).isZero();
 	}
 
+	@Test
+	void formReadByCsrfFilterIsFingerprintedAndHandedToTheHandler() throws Exception {
+		HttpResponse<byte[]> csrf = send(authorized(HttpRequest.newBuilder(uri("/csrf")), "alice").GET().build());
+		assertThat(csrf.statusCode()).isEqualTo(200);
+		String token = text(csrf);
+		String session = csrf.headers().firstValue("Set-Cookie").orElseThrow().split(";", 2)[0];
+		String key = newKey();
+		HttpResponse<byte[]> first = form(key, session, "amount=5&_csrf=" + token);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(text(first)).contains("amount=[5]").endsWith(" run 1");
+		HttpResponse<byte[]> retry = form(key, session, "_csrf=" + token + "&amount=5");
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		HttpResponse<byte[]> other = form(key, session, "amount=7&_csrf=" + token);
+		assertThat(other.statusCode()).isEqualTo(422);
+		assertThat(text(other)).contains("idempotency-key-reused");
+		assertThat(this.counter.count("form", key)).isEqualTo(1);
+	}
+
+	private HttpResponse<byte[]> form(String key, String session, String body) throws Exception {
+		return send(authorized(HttpRequest.newBuilder(uri("/form")), "alice").header(KEY, key)
+			.header("Cookie", session)
+			.header("Content-Type", "application/x-www-form-urlencoded")
+			.POST(BodyPublishers.ofString(body))
+			.build());
+	}
+
+	private static HttpRequest.Builder authorized(HttpRequest.Builder request, String user) {
+		return request.header("Authorization", "Basic "
+				+ Base64.getEncoder().encodeToString((user + ":" + user + "-secret").getBytes(StandardCharsets.UTF_8)));
+	}
+
 	private HttpResponse<byte[]> as(@Nullable String user, String key) throws Exception {
 		HttpRequest.Builder request = HttpRequest.newBuilder(uri("/payments"))
 			.header(KEY, key)
@@ -94,10 +134,30 @@ class WebFluxSecurityIT extends AbstractWebIT {
 
 		@Bean
 		SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
-			return http.csrf(ServerHttpSecurity.CsrfSpec::disable).httpBasic((basic) -> {
-			}).anonymous((anonymous) -> {
-			})
-				.authorizeExchange((exchanges) -> exchanges.pathMatchers(HttpMethod.POST, "/payments").permitAll())
+			// the default CSRF protection (token repository and request handler), on the
+			// form endpoint only
+			return http
+				.csrf((csrf) -> csrf
+					.requireCsrfProtectionMatcher(ServerWebExchangeMatchers.pathMatchers(HttpMethod.POST, "/form")))
+				.httpBasic((basic) -> {
+				})
+				.anonymous((anonymous) -> {
+				})
+				.authorizeExchange((exchanges) -> exchanges.pathMatchers(HttpMethod.POST, "/payments", "/form")
+					.permitAll()
+					.pathMatchers(HttpMethod.GET, "/csrf")
+					.authenticated())
+				.build();
+		}
+
+		// the session's CSRF token, as a page would carry it in its form
+		@Bean
+		RouterFunction<ServerResponse> csrfTokenRoute() {
+			return RouterFunctions.route()
+				.GET("/csrf",
+						(request) -> request.exchange()
+							.<Mono<CsrfToken>>getRequiredAttribute(CsrfToken.class.getName())
+							.flatMap((token) -> ServerResponse.ok().bodyValue(token.getToken())))
 				.build();
 		}
 
