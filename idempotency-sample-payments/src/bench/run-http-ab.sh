@@ -11,7 +11,9 @@
 # Environment (defaults in brackets):
 #   AB_ROUNDS [6]  AB_DURATION [6] (s, c=16)  AB_C1_DURATION [4] (s, c=1)  AB_WARMUP [8] (s)
 #   AB_HEAP [512m]  AB_MODES ["redis tiered"] (also jdbc, and tx and jdbctx: the tiered and jdbc
-#   stores with the transactional policy of /payment/idem-tx)  AB_REDIS_PORT [16380] (a private server)
+#   stores with the transactional policy of /payment/idem-tx; and webflux: the WebFlux bench
+#   application of idempotency-sample-webflux on the Redis store, cases W1, W3 and W4, the
+#   reactive twins of 1, 3 and 4)  AB_REDIS_PORT [16380] (a private server)
 #   AB_REDIS_SERVER [redis-server] (the executable of that server: valkey-server, say)
 #   AB_CASES [all] (an extended regular expression on the case names, "^(1|3|4) " say: more
 #   rounds of fewer cases in the same time)
@@ -88,18 +90,24 @@ build() { # version commit-or-empty -> prints the classpath of that version's be
 		fi
 	fi
 	# a failed build must stop the run (errexit does not reach into the command
-	# substitution that calls this function)
-	(cd "$tree" && ./mvnw -B -q -pl idempotency-sample-payments -am -DskipTests test-compile \
-		dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$OUT/classpath-$version.txt") >&2 \
+	# substitution that calls this function); each module writes its class path into its
+	# own target/ (a relative outputFile is the module's)
+	(cd "$tree" && ./mvnw -B -q -pl "$(IFS=,; echo "${APPS[*]}")" -am -DskipTests test-compile \
+		dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/ab-classpath.txt) >&2 \
 		|| { echo "the build of ${commit:-the work tree} failed" >&2; return 1; }
-	local module=$tree/idempotency-sample-payments
-	echo "$module/target/test-classes:$module/target/classes:$(cat "$OUT/classpath-$version.txt")"
+	echo "$tree"
 }
+classpath() { # tree module -> the class path of that module's benchmark application
+	local module=$1/$2
+	echo "$module/target/test-classes:$module/target/classes:$(cat "$module/target/ab-classpath.txt")"
+}
+APPS=(idempotency-sample-payments)
+[[ " ${MODES[*]} " == *" webflux "* ]] && APPS+=(idempotency-sample-webflux)
 
 echo "Building before ($BEFORE) and after (${AFTER:-work tree})..."
-declare -A CLASSPATHS
-CLASSPATHS[a]=$(build a "$BEFORE") || exit 1
-CLASSPATHS[b]=$(build b "$AFTER") || exit 1
+declare -A TREES
+TREES[a]=$(build a "$BEFORE") || exit 1
+TREES[b]=$(build b "$AFTER") || exit 1
 declare -A LABELS=([a]="before $(git -C "$ROOT" rev-parse --short "$BEFORE")" \
 	[b]="after ${AFTER:+$(git -C "$ROOT" rev-parse --short "$AFTER")}")
 [[ -n $AFTER ]] || LABELS[b]="after $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes')"
@@ -135,13 +143,16 @@ for version in a b; do
 		PORTS[$version-$mode]=$port
 		# tx and jdbctx: the tiered and the jdbc store with the policy "tx" of /payment/idem-tx
 		# transactional (the applications of run-http-benchmarks.sh of those names)
+		module=idempotency-sample-payments main=dev.idempotency.sample.bench.HttpBenchApplication
 		case $mode in
 			tx) type=tiered transactional=true ;;
 			jdbctx) type=jdbc transactional=true ;;
+			webflux) type=redis transactional=false module=idempotency-sample-webflux
+				main=dev.idempotency.bench.webflux.WebFluxBenchApplication ;;
 			*) type=$mode transactional=false ;;
 		esac
-		java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch -cp "${CLASSPATHS[$version]}" \
-			dev.idempotency.sample.bench.HttpBenchApplication \
+		java -Xms"$HEAP" -Xmx"$HEAP" -XX:+UseG1GC -XX:+AlwaysPreTouch -cp "$(classpath "${TREES[$version]}" "$module")" \
+			"$main" \
 			--server.port="$port" --idempotency.store.type="$type" \
 			--idempotency.policies.tx.transactional="$transactional" \
 			--idempotency.redis.key-prefix="ab:$version:$mode:" \
@@ -169,7 +180,10 @@ for app in "${!PORTS[@]}"; do
 		sleep 1
 	done
 	[[ $(post "${PORTS[$app]}" /bare) == 201 ]] || { echo "$app did not start: $OUT/app-$app.log" >&2; exit 1; }
-	[[ $(post "${PORTS[$app]}" /idem/replay "$RUN_ID-replay") == 201 ]] || { echo "cannot prime $app's replay key" >&2; exit 1; }
+	# the WebFlux application has one idempotent endpoint, /idem
+	replay_path=/idem/replay
+	[[ $app == *-webflux ]] && replay_path=/idem
+	[[ $(post "${PORTS[$app]}" $replay_path "$RUN_ID-replay") == 201 ]] || { echo "cannot prime $app's replay key" >&2; exit 1; }
 done
 
 # name | mode | path | key (unique, none or the fixed replay key)
@@ -185,6 +199,8 @@ for mode in "${MODES[@]}"; do
 			"7xr raw transactional tiered|tx|/raw/tx|unique") ;;
 		jdbctx) CASES+=("7ji payment transactional jdbc|jdbctx|/payment/idem-tx|unique"
 			"7jr raw transactional jdbc|jdbctx|/raw/tx-jdbc|unique") ;;
+		webflux) CASES+=("W1 webflux bare|webflux|/bare|none" "W3 webflux redis first|webflux|/idem|unique"
+			"W4 webflux redis replay|webflux|/idem|$RUN_ID-replay") ;;
 		*) echo "unknown mode in AB_MODES: $mode" >&2; exit 2 ;;
 	esac
 done
