@@ -186,7 +186,10 @@ public final class IdempotencyTemplate {
 	}
 
 	/**
-	 * Check, at start-up, that the results of a method can be read back once stored.
+	 * Check, at start-up, that the results of a method can be read back once stored, as
+	 * what the method returned: a declared {@code Object} is refused (unless a codec
+	 * supports it), as is a type that Jackson cannot create, nor one of the properties it
+	 * writes for it.
 	 * @param method the method, for the message
 	 * @param resultType its declared result type
 	 * @throws IllegalStateException if they cannot
@@ -194,6 +197,13 @@ public final class IdempotencyTemplate {
 	void checkResultType(String method, Type resultType) {
 		if (resultType == void.class || resultType == Void.class) {
 			return;
+		}
+		if (resultType == Object.class && !this.settings.results.hasCodec(resultType)) {
+			throw new IllegalStateException("@Idempotent method " + method + " returns Object: a replay could not"
+					+ " return what the method returned, only what Jackson reads from the stored JSON without a type"
+					+ " (a LinkedHashMap for an object, an ArrayList for an array, a String, Integer, Long, BigInteger,"
+					+ " Double or Boolean). To fix it, declare the type the method returns (a record, say), or declare"
+					+ " an IdempotentResultCodec bean that supports Object");
 		}
 		JavaType type = this.settings.jsonMapper.constructType(resultType);
 		String problem = this.settings.results.unreadable(resultType, type);
@@ -357,9 +367,16 @@ public final class IdempotencyTemplate {
 		IdempotencyObservation observation = observe(entryPoint, policyName);
 		try (Observation.Scope observed = observation.openScope()) {
 			IdempotencyKey key = key(operation, scope, clientKey, observation);
-			Call call = new Call(key, policy.maxResponseBody(), this.settings.deterministic(policyName), resultType,
-					action, observation);
 			RequestFingerprint fingerprint = fingerprint(policy, key, operation, request);
+			Call call = new Call(key, fingerprint, policy.maxResponseBody(), this.settings.deterministic(policyName),
+					resultType, action, observation);
+			if (TRANSACTIONS_PRESENT) {
+				AfterTransaction.Completed completed = AfterTransaction.completed(key);
+				if (completed != null) {
+					// ended earlier in this transaction, which sees its own outcome
+					return call.completedInThisTransaction(completed);
+				}
+			}
 			boolean joined = TRANSACTIONS_PRESENT && TransactionalClaims.isActive();
 			return this.settings.engine.begin(key, fingerprint, policy.call(joined)).handle(call);
 		}
@@ -465,10 +482,10 @@ public final class IdempotencyTemplate {
 		}
 	}
 
-	// store the outcome (or release the key, for null) now, or when the caller's
+	// store the outcome (or release the key, for null) now, or in or when the caller's
 	// transaction ends: work that is rolled back must not be replayed
-	private static void end(Execution execution, @Nullable StoredResponse outcome) {
-		if (TRANSACTIONS_PRESENT && AfterTransaction.defer(execution, outcome)) {
+	private static void end(Execution execution, RequestFingerprint fingerprint, @Nullable StoredResponse outcome) {
+		if (TRANSACTIONS_PRESENT && AfterTransaction.end(execution, fingerprint, outcome)) {
 			return;
 		}
 		if (outcome != null) {
@@ -487,6 +504,8 @@ public final class IdempotencyTemplate {
 
 		private final IdempotencyKey key;
 
+		private final RequestFingerprint fingerprint;
+
 		private final int maxResultSize;
 
 		private final DeterministicExceptions deterministic;
@@ -499,9 +518,11 @@ public final class IdempotencyTemplate {
 
 		private final IdempotencyObservation observation;
 
-		Call(IdempotencyKey key, int maxResultSize, DeterministicExceptions deterministic, Type declared, Action action,
+		Call(IdempotencyKey key, RequestFingerprint fingerprint, int maxResultSize,
+				DeterministicExceptions deterministic, Type declared, Action action,
 				IdempotencyObservation observation) {
 			this.key = key;
+			this.fingerprint = fingerprint;
 			this.maxResultSize = maxResultSize;
 			this.deterministic = deterministic;
 			this.declared = declared;
@@ -520,7 +541,7 @@ public final class IdempotencyTemplate {
 				result = this.action.run();
 			}
 			catch (Throwable ex) {
-				end(execution, this.deterministic.stores(ex) ? results.exception(ex) : null);
+				end(execution, this.fingerprint, this.deterministic.stores(ex) ? results.exception(ex) : null);
 				throw ex;
 			}
 			StoredResponse stored;
@@ -528,13 +549,26 @@ public final class IdempotencyTemplate {
 				stored = results.result(result, this.declared, this.type, this.maxResultSize);
 			}
 			catch (NotStorableException ex) {
+				// the call ran: running it again could do its work twice
 				logger.error("The result of key '" + execution.key() + "' cannot be stored (" + ex.getMessage()
-						+ "): the key is released, and a retry runs the call again", ex.getCause());
-				end(execution, null);
-				return result;
+						+ "): only that the call ran is stored, and every retry under the key throws "
+						+ IdempotentResultNotStoredException.class.getSimpleName() + " instead of running it again",
+						ex.getCause());
+				stored = results.notStored(ex.reason());
 			}
-			end(execution, stored);
+			end(execution, this.fingerprint, stored);
 			return result;
+		}
+
+		// a second call under the key in the transaction that ended the first one
+		@Nullable Object completedInThisTransaction(AfterTransaction.Completed completed) throws Throwable {
+			if (!completed.fingerprint().equals(this.fingerprint)) {
+				this.observation.outcome(IdempotencyOutcome.MISMATCH);
+				throw new IdempotencyKeyReusedException(this.key);
+			}
+			this.observation.outcome(IdempotencyOutcome.REPLAYED);
+			return IdempotencyTemplate.this.settings.results.read(this.key, completed.response(), this.declared,
+					this.type, this.deterministic);
 		}
 
 		@Override

@@ -20,19 +20,24 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
+import tools.jackson.databind.BeanProperty;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.exc.InvalidDefinitionException;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.jsonFormatVisitors.JsonFormatVisitorWrapper;
+import tools.jackson.databind.jsonFormatVisitors.JsonObjectFormatVisitor;
 
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -46,10 +51,14 @@ import org.springframework.util.ReflectionUtils;
  * {@link IdempotentResultCodec} supports, the codec's form under its content type;
  * <li>no result ({@code null}, or a {@code void} method): status {@code 204} and no body;
  * <li>a deterministic exception: status {@code 200}, the exception's class in the
- * {@value #EXCEPTION_HEADER} header and {@code {"message": ...}} as the body.
+ * {@value #EXCEPTION_HEADER} header and {@code {"message": ...}} as the body;
+ * <li>a result that ran but could not be stored (too large, not writable, not readable
+ * back): status {@code 200} without body, the reason in the {@value #NOT_STORED_HEADER}
+ * header; a replay throws {@link IdempotentResultNotStoredException}, and the call is
+ * never run again for its key.
  * </ul>
  * A result is read back once before it is stored, so that one that could not be replayed
- * is never stored (the key is released instead).
+ * is never stored as if it could.
  * <p>
  * Thread-safe.
  *
@@ -61,6 +70,26 @@ final class StoredResults {
 	 * Header that names the class of a stored exception.
 	 */
 	static final String EXCEPTION_HEADER = "Idempotent-Exception";
+
+	/**
+	 * Header of the record of a call whose result was not stored, with the reason.
+	 */
+	static final String NOT_STORED_HEADER = "Idempotent-Result-Not-Stored";
+
+	/**
+	 * The result was larger than the policy's {@code max-response-body}.
+	 */
+	static final String TOO_LARGE = "too-large";
+
+	/**
+	 * The result could not be written.
+	 */
+	static final String NOT_WRITABLE = "not-writable";
+
+	/**
+	 * The result was written but could not be read back.
+	 */
+	static final String NOT_READABLE = "not-readable";
 
 	private static final List<HttpHeader> JSON = List.of(new HttpHeader("Content-Type", "application/json"));
 
@@ -134,11 +163,11 @@ final class StoredResults {
 			json = this.mapper.writerFor(type).writeValueAsBytes(result);
 		}
 		catch (JacksonException ex) {
-			throw new NotStorableException("Jackson cannot write it as " + type + ": " + ex.getOriginalMessage()
-					+ "; declare an IdempotentResultCodec bean for the type", ex);
+			throw new NotStorableException(NOT_WRITABLE, "Jackson cannot write it as " + type + ": "
+					+ ex.getOriginalMessage() + "; declare an IdempotentResultCodec bean for the type", ex);
 		}
 		if (json.length > maxBody) {
-			throw new NotStorableException(
+			throw new NotStorableException(TOO_LARGE,
 					"its JSON has " + json.length + " bytes, more than the policy's max-response-body of " + maxBody,
 					null);
 		}
@@ -146,7 +175,7 @@ final class StoredResults {
 			this.mapper.readValue(json, type);
 		}
 		catch (JacksonException ex) {
-			throw new NotStorableException(
+			throw new NotStorableException(NOT_READABLE,
 					"Jackson wrote it but cannot read it back as " + type + ": " + ex.getOriginalMessage() + "; " + FIX,
 					ex);
 		}
@@ -160,19 +189,28 @@ final class StoredResults {
 			body = codec.write(result, declared);
 		}
 		catch (Exception ex) {
-			throw new NotStorableException("result codec " + name + " cannot write it: " + ex, ex);
+			throw new NotStorableException(NOT_WRITABLE, "result codec " + name + " cannot write it: " + ex, ex);
 		}
 		if (body.length > maxBody) {
-			throw new NotStorableException("its stored form has " + body.length
+			throw new NotStorableException(TOO_LARGE, "its stored form has " + body.length
 					+ " bytes, more than the policy's max-response-body of " + maxBody, null);
 		}
 		try {
 			codec.read(body, declared);
 		}
 		catch (Exception ex) {
-			throw new NotStorableException("result codec " + name + " cannot read it back: " + ex, ex);
+			throw new NotStorableException(NOT_READABLE, "result codec " + name + " cannot read it back: " + ex, ex);
 		}
 		return new StoredResponse(200, List.of(new HttpHeader("Content-Type", codec.contentType())), body);
+	}
+
+	/**
+	 * Return whether a codec writes and reads the results of a declared type.
+	 * @param declared the declared result type
+	 * @return {@code true} if one of the codecs supports it
+	 */
+	boolean hasCodec(Type declared) {
+		return codec(declared) != null;
 	}
 
 	private @Nullable IdempotentResultCodec codec(Type declared) {
@@ -186,10 +224,13 @@ final class StoredResults {
 
 	/**
 	 * Check, at start-up, that results of a declared type can be read back: a codec
-	 * supports it, or Jackson finds how to create it. Jackson is asked to read an empty
-	 * JSON object as the type (or as the type of the elements of a collection, map, array
-	 * or {@code Optional}); only a failure that is the type's own (no creator, an
-	 * abstract type without type information) counts, not one of the empty input.
+	 * supports it, or Jackson finds how to create it and every value of it that Jackson
+	 * writes. Jackson is asked to read an empty JSON object as the type (or as the type
+	 * of the elements of a collection, map, array or {@code Optional}), and then as the
+	 * type of each property that Jackson writes for it, down to the leaves; only a
+	 * failure that is the type's own (no creator, an abstract type without type
+	 * information) counts, not one of the empty input. The types of the JDK are not
+	 * looked into.
 	 * @param declared the declared result type
 	 * @param type the same, as Jackson sees it
 	 * @return why it cannot be read back, or {@code null} if it can or no one can tell
@@ -198,33 +239,89 @@ final class StoredResults {
 		if (codec(declared) != null) {
 			return null;
 		}
+		return unreadable(type, "", new HashSet<>());
+	}
+
+	private @Nullable String unreadable(JavaType type, String path, Set<JavaType> seen) {
 		JavaType leaf = type;
 		while ((leaf.isContainerType() || leaf.isReferenceType()) && leaf.getContentType() != null) {
 			leaf = leaf.getContentType();
 		}
 		Class<?> raw = leaf.getRawClass();
-		if (leaf.isPrimitive() || leaf.isEnumType() || leaf.isJavaLangObject() || raw == Void.class
-				|| raw == void.class) {
+		if (leaf.isPrimitive() || leaf.isEnumType() || leaf.isJavaLangObject() || raw == Void.class || raw == void.class
+				|| !seen.add(leaf)) {
 			return null;
 		}
 		try {
 			this.mapper.readValue(EMPTY_OBJECT, leaf);
-			return null;
 		}
 		catch (InvalidDefinitionException ex) {
-			return ex.getOriginalMessage();
+			return (path.isEmpty() ? "" : "its property " + path + " (" + leaf.toCanonical() + "): ")
+					+ ex.getOriginalMessage();
 		}
 		catch (RuntimeException ex) {
 			// the empty object is not a value of the type: no one can tell here
+		}
+		if (raw.getName().startsWith("java.")) {
 			return null;
 		}
+		for (Map.Entry<String, JavaType> property : properties(leaf).entrySet()) {
+			String problem = unreadable(property.getValue(),
+					path.isEmpty() ? property.getKey() : path + "." + property.getKey(), seen);
+			if (problem != null) {
+				return problem;
+			}
+		}
+		return null;
+	}
+
+	// the properties Jackson writes for a type, by name
+	private Map<String, JavaType> properties(JavaType type) {
+		Map<String, JavaType> properties = new LinkedHashMap<>();
+		try {
+			this.mapper.acceptJsonFormatVisitor(type, new JsonFormatVisitorWrapper.Base() {
+
+				@Override
+				public JsonObjectFormatVisitor expectObjectFormat(JavaType objectType) {
+					return new JsonObjectFormatVisitor.Base(getContext()) {
+
+						@Override
+						public void property(BeanProperty property) {
+							properties.put(property.getName(), property.getType());
+						}
+
+						@Override
+						public void optionalProperty(BeanProperty property) {
+							properties.put(property.getName(), property.getType());
+						}
+
+					};
+				}
+
+			});
+		}
+		catch (RuntimeException ex) {
+			// Jackson cannot tell how it writes the type: the read-back will
+		}
+		return properties;
 	}
 
 	/**
 	 * What makes a result type readable, for the messages.
 	 */
-	static final String FIX = "return a concrete type Jackson can create (a record, say), annotate the type with"
-			+ " @JsonTypeInfo, or declare an IdempotentResultCodec bean for it";
+	static final String FIX = "return a concrete type Jackson can create (a record, say) whose properties are concrete"
+			+ " types too, annotate the abstract type with @JsonTypeInfo, or declare an IdempotentResultCodec bean"
+			+ " for the result type";
+
+	/**
+	 * Return the stored form of a result that could not be stored: that the call ran, and
+	 * why its result is not there.
+	 * @param reason {@link #TOO_LARGE}, {@link #NOT_WRITABLE} or {@link #NOT_READABLE}
+	 * @return the stored form
+	 */
+	StoredResponse notStored(String reason) {
+		return StoredResponse.withoutBody(200, List.of(new HttpHeader(NOT_STORED_HEADER, reason)));
+	}
 
 	/**
 	 * Return the stored form of a deterministic exception.
@@ -268,6 +365,9 @@ final class StoredResults {
 			DeterministicExceptions deterministic) throws Throwable {
 		if (!stored.isReadable()) {
 			throw IdempotencyException.replayFailed(key, "its record is unreadable", null);
+		}
+		if (!stored.isBodyRetained()) {
+			throw new IdempotentResultNotStoredException(key, header(stored, NOT_STORED_HEADER));
 		}
 		String exceptionType = header(stored, EXCEPTION_HEADER);
 		if (exceptionType != null) {
@@ -420,8 +520,19 @@ final class StoredResults {
 	 */
 	static final class NotStorableException extends RuntimeException {
 
-		NotStorableException(String message, @Nullable Throwable cause) {
+		private final String reason;
+
+		NotStorableException(String reason, String message, @Nullable Throwable cause) {
 			super(message, cause);
+			this.reason = reason;
+		}
+
+		/**
+		 * Return why, as the record of the call keeps it.
+		 * @return {@link #TOO_LARGE}, {@link #NOT_WRITABLE} or {@link #NOT_READABLE}
+		 */
+		String reason() {
+			return this.reason;
 		}
 
 	}

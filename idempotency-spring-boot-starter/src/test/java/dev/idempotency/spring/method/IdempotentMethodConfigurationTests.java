@@ -22,7 +22,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonValue;
 import dev.idempotency.spring.Idempotent;
 import dev.idempotency.spring.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.autoconfigure.IdempotencyMethodAutoConfiguration;
@@ -133,14 +135,37 @@ class IdempotentMethodConfigurationTests {
 	}
 
 	@Test
-	void aResultThatCannotBeReadBackIsNotStoredAndItsKeyIsReleased() {
-		this.runner.withBean(NestedInterfaceResult.class).run((context) -> {
-			NestedInterfaceResult bean = context.getBean(NestedInterfaceResult.class);
-			assertThat(bean.draw("k")).isEqualTo(new Drawing("circle", new Circle(1)));
-			// not stored: the retry runs again instead of failing
-			// for the whole TTL
-			assertThat(bean.draw("k")).isEqualTo(new Drawing("circle", new Circle(2)));
-			assertThat(bean.runs()).isEqualTo(2);
+	void failsForAResultTypeWithAPropertyOfAnInterfaceType() {
+		this.runner.withBean(NestedInterfaceResult.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("@Idempotent method " + NestedInterfaceResult.class.getName() + ".draw returns "
+						+ Drawing.class.getName())
+				.hasMessageContaining("cannot be read back")
+				.hasMessageContaining("its property shape (" + Shape.class.getName() + ")")
+				.hasMessageContaining("@JsonTypeInfo"));
+	}
+
+	@Test
+	void failsForAResultDeclaredObject() {
+		this.runner.withBean(ObjectResult.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("@Idempotent method " + ObjectResult.class.getName() + ".any returns Object")
+				.hasMessageContaining("LinkedHashMap")
+				.hasMessageContaining("declare the type the method returns"));
+	}
+
+	@Test
+	void aResultThatCannotBeReadBackIsNeverRunAgain() {
+		this.runner.withBean(TagResult.class).run((context) -> {
+			TagResult bean = context.getBean(TagResult.class);
+			assertThat(bean.tag("k")).isEqualTo(new Tag("1"));
+			// the call ran: the retry is told its result was not stored, for the
+			// whole TTL, and never runs it again
+			assertThatExceptionOfType(IdempotentResultNotStoredException.class).isThrownBy(() -> bean.tag("k"))
+				.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("not-readable"));
+			assertThat(bean.runs()).isOne();
 		});
 	}
 
@@ -158,11 +183,13 @@ class IdempotentMethodConfigurationTests {
 	}
 
 	@Test
-	void aResultJacksonCannotWriteIsNotStoredWithoutACodec() {
+	void aResultJacksonCannotWriteIsNeverRunAgainWithoutACodec() {
 		this.runner.withBean(Messages.class).run((context) -> {
 			Messages messages = context.getBean(Messages.class);
 			assertThat(messages.send("k").text()).isEqualTo("message 1");
-			assertThat(messages.send("k").text()).isEqualTo("message 2");
+			assertThatExceptionOfType(IdempotentResultNotStoredException.class).isThrownBy(() -> messages.send("k"))
+				.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("not-writable"));
+			assertThat(messages.runs()).isOne();
 		});
 	}
 
@@ -409,6 +436,53 @@ class IdempotentMethodConfigurationTests {
 		@Idempotent(key = "#p0")
 		Drawing draw(String key) {
 			return new Drawing("circle", new Circle(this.runs.incrementAndGet()));
+		}
+
+	}
+
+	static class ObjectResult {
+
+		@Idempotent(key = "#p0")
+		Object any(String key) {
+			return new Circle(1);
+		}
+
+	}
+
+	/**
+	 * Written as {@code "#text"}, but read only from {@code "@text"}: the start-up check
+	 * cannot see it, the read-back of the first result does.
+	 *
+	 * @param text the text
+	 */
+	record Tag(String text) {
+
+		@JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+		static Tag parse(String json) {
+			if (!json.startsWith("@")) {
+				throw new IllegalArgumentException("not a tag: " + json);
+			}
+			return new Tag(json.substring(1));
+		}
+
+		@JsonValue
+		String json() {
+			return "#" + this.text;
+		}
+
+	}
+
+	static class TagResult {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#p0")
+		Tag tag(String key) {
+			return new Tag(String.valueOf(this.runs.incrementAndGet()));
 		}
 
 	}

@@ -148,7 +148,22 @@ class StoredResultsTests {
 		}.getType())).isNull();
 		assertThat(unreadable(String.class)).isNull();
 		assertThat(unreadable(int.class)).isNull();
-		assertThat(unreadable(Holder.class)).isNull();
+		// what the check cannot see without looking into the properties
+		assertThat(unreadable(Holder.class)).contains("its property shape (" + Shape.class.getName() + ")");
+		assertThat(unreadable(new ParameterizedTypeReference<List<Outer>>() {
+		}.getType())).contains("its property holder.shape (");
+		assertThat(unreadable(Outer.class)).contains("its property holder.shape (");
+		assertThat(unreadable(Node.class)).isNull();
+	}
+
+	@Test
+	void aResultThatWasNotStoredIsReplayedAsTheExceptionThatSaysSo() {
+		StoredResponse stored = this.results.notStored(StoredResults.TOO_LARGE);
+		assertThatExceptionOfType(IdempotentResultNotStoredException.class)
+			.isThrownBy(() -> this.results.read(KEY, stored, this.mapper.constructType(Item.class),
+					DeterministicExceptions.NONE))
+			.withMessageContaining("ran, but its result could not be stored (too-large)")
+			.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("too-large"));
 	}
 
 	@Test
@@ -174,6 +189,15 @@ class StoredResultsTests {
 	}
 
 	record Holder(Shape shape) {
+
+	}
+
+	record Outer(String name, Holder holder) {
+
+	}
+
+	// a type that refers to itself is looked into once
+	record Node(String name, List<Node> children) {
 
 	}
 

@@ -238,6 +238,39 @@ abstract class AbstractTransactionalModeConnectionsIT {
 	}
 
 	@Test
+	void idempotentMethodOfARequestCompletesOnTheRequestsConnectionAndNeverRunsTwice() throws Exception {
+		// one connection per request in flight, as the sizing rule has it: another
+		// request holds the first, this one takes the second
+		String other = newKey();
+		List<CompletableFuture<HttpResponse<String>>> holders = holdRequests(List.of(other), Map.of());
+		String key = newKey();
+		String nestedKey = newKey();
+		try {
+			HttpResponse<String> response = post(key, Map.of("X-Nested", nestedKey));
+			assertThat(response.statusCode()).isEqualTo(201);
+			assertThat(response.body()).contains("\"nested\":[\"applied " + nestedKey + "\"]");
+			// completed before the request's commit, on its connection: nothing was left
+			// to do after it on a connection the pool did not have
+			assertThat(recordStatus(nestedKey)).isEqualTo("C");
+			assertThat(recordStatus(key)).isEqualTo("C");
+			assertThat(nestedEntries(nestedKey)).isOne();
+			assertThat(nested().runs(nestedKey)).isOne();
+		}
+		finally {
+			releaseAll(List.of(other));
+		}
+		assertThat(holders.get(0).get(BOUND.toSeconds(), TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+		// long after the method's lease (900 ms) would have lapsed: a later call, outside
+		// any request, is a replay
+		HttpResponse<String> later = post(newKey(), Map.of("X-Nested", nestedKey));
+		assertThat(later.statusCode()).isEqualTo(201);
+		assertThat(later.body()).contains("\"nested\":[\"applied " + nestedKey + "\"]");
+		assertThat(nested().apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested().runs(nestedKey)).isOne();
+		assertThat(nestedEntries(nestedKey)).isOne();
+	}
+
+	@Test
 	void requestsThatEachNeedASecondConnectionOfAnExhaustedPoolEndInsteadOfDeadlocking() throws Exception {
 		List<String> keys = List.of(newKey(), newKey());
 		List<CompletableFuture<HttpResponse<String>>> holders = holdRequests(keys, Map.of("X-Audit", "true"));
@@ -435,6 +468,14 @@ abstract class AbstractTransactionalModeConnectionsIT {
 
 	private long entries(String key) {
 		return new LedgerRows(this.jdbc).count("ledger_entry", key);
+	}
+
+	private long nestedEntries(String key) {
+		return new LedgerRows(this.jdbc).count("nested_entry", key);
+	}
+
+	private TransactionalTestApplication.NestedWork nested() {
+		return this.app.getBean(TransactionalTestApplication.NestedWork.class);
 	}
 
 	private long audits(String key) {

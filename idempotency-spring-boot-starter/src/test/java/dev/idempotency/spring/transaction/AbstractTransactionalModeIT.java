@@ -399,6 +399,22 @@ abstract class AbstractTransactionalModeIT {
 	}
 
 	@Test
+	void idempotentMethodCalledTwiceWithOneKeyInOneRequestRunsOnceAndTheSecondCallGetsTheFirstResult()
+			throws Exception {
+		String key = newKey();
+		String nestedKey = newKey();
+		HttpResponse<String> first = post(this.a, key, "twice", Map.of("X-Nested", nestedKey, "X-Nested-Calls", "2"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+		assertThat(first.body()).contains("\"nested\":[\"applied " + nestedKey + "\",\"applied " + nestedKey + "\"]");
+		assertThat(nested(this.a).runs(nestedKey)).isOne();
+		assertThat(nestedEntries(nestedKey)).isOne();
+		assertThat(recordStatus(nestedKey)).isEqualTo("C");
+		assertThat(nested(this.b).apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested(this.a).runs(nestedKey) + nested(this.b).runs(nestedKey)).isOne();
+		assertThat(nestedEntries(nestedKey)).isOne();
+	}
+
+	@Test
 	void idempotentMethodOfARolledBackRequestRollsBackWithItAndRunsAgain() throws Exception {
 		String key = newKey();
 		String nestedKey = newKey();

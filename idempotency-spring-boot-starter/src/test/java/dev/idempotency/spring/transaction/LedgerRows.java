@@ -31,7 +31,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 final class LedgerRows {
 
-	private static final Set<String> TABLES = Set.of("ledger_entry", "audit_entry", "jpa_entry");
+	private static final Set<String> TABLES = Set.of("ledger_entry", "audit_entry", "jpa_entry", "nested_entry");
 
 	private final JdbcTemplate jdbc;
 

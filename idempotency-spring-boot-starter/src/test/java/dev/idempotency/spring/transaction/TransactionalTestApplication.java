@@ -19,13 +19,16 @@ package dev.idempotency.spring.transaction;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
 
@@ -231,6 +234,7 @@ class TransactionalTestApplication {
 				@RequestHeader(name = "X-Audit", defaultValue = "false") boolean audit,
 				@RequestHeader(name = "X-Nested", defaultValue = "") String nestedKey,
 				@RequestHeader(name = "X-Nested-Millis", defaultValue = "0") long nestedMillis,
+				@RequestHeader(name = "X-Nested-Calls", defaultValue = "1") int nestedCalls,
 				@RequestHeader(name = "X-After-Commit", defaultValue = "") String afterCommitKey)
 				throws InterruptedException {
 			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
@@ -251,8 +255,11 @@ class TransactionalTestApplication {
 			if (audit) {
 				this.ledger.audit(key);
 			}
+			List<String> nestedResults = new ArrayList<>();
 			if (!nestedKey.isEmpty()) {
-				this.nested.apply(nestedKey, nestedMillis);
+				for (int i = 0; i < nestedCalls; i++) {
+					nestedResults.add(this.nested.apply(nestedKey, nestedMillis));
+				}
 			}
 			if (!afterCommitKey.isEmpty()) {
 				this.events.publishEvent(new LedgerEvent(afterCommitKey));
@@ -297,15 +304,19 @@ class TransactionalTestApplication {
 				default -> {
 				}
 			}
+			String nestedJson = nestedResults.isEmpty() ? ""
+					: nestedResults.stream()
+						.map((result) -> "\"" + result + "\"")
+						.collect(Collectors.joining(",", ",\"nested\":[", "]"));
 			return ResponseEntity.status(HttpStatus.CREATED)
-				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + "}");
+				.body("{\"key\":\"" + key + "\",\"body\":\"" + body + "\",\"entries\":" + entries + nestedJson + "}");
 		}
 
 		@PostMapping(path = "/ledger/quick", produces = MediaType.APPLICATION_JSON_VALUE)
 		@Idempotent("quick")
 		ResponseEntity<String> postQuick(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
 				@RequestHeader(name = "X-Mode", defaultValue = "") String mode) throws InterruptedException {
-			return post(key, body, mode, "service", false, "", 0, "");
+			return post(key, body, mode, "service", false, "", 0, 1, "");
 		}
 
 		private long recordWithClient(String key, String body) {
