@@ -310,6 +310,68 @@ class IdempotentMethodIT {
 	}
 
 	@Test
+	void resultTooLargeToStoreIsNeverRunAgain() {
+		String key = newKey();
+		assertThat(charges(this.a).statement(key, 1000)).hasSize(1000);
+		// the call ran: a retry is told its result was not stored, on either instance
+		for (ConfigurableApplicationContext instance : List.of(this.a, this.b)) {
+			assertThatExceptionOfType(IdempotentResultNotStoredException.class)
+				.isThrownBy(() -> charges(instance).statement(key, 1000))
+				.withMessageContaining(key)
+				.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("too-large"));
+		}
+		assertThat(calls("statement", key)).isOne();
+		// the record keeps the key, completed: nothing for a takeover
+		assertThat(recordStatus(key)).isEqualTo("C");
+		String small = newKey();
+		assertThat(charges(this.a).statement(small, 10)).isEqualTo(charges(this.b).statement(small, 10));
+		assertThat(calls("statement", small)).isOne();
+	}
+
+	@Test
+	void resultThatCannotBeWrittenIsNeverRunAgain() {
+		String key = newKey();
+		assertThat(charges(this.a).loop(key)).isNotNull();
+		assertThatExceptionOfType(IdempotentResultNotStoredException.class).isThrownBy(() -> charges(this.b).loop(key))
+			.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo("not-writable"));
+		assertThatExceptionOfType(IdempotentResultNotStoredException.class).isThrownBy(() -> charges(this.a).loop(key));
+		assertThat(calls("loop", key)).isOne();
+		assertThat(recordStatus(key)).isEqualTo("C");
+	}
+
+	@Test
+	void resultTooLargeToStoreInATransactionIsNeverRunAgain() {
+		String key = newKey();
+		TransactionTemplate transaction = new TransactionTemplate(this.a.getBean(PlatformTransactionManager.class));
+		String first = transaction.execute((status) -> charges(this.a).statement(key, 1000));
+		assertThat(first).hasSize(1000);
+		assertThatExceptionOfType(IdempotentResultNotStoredException.class)
+			.isThrownBy(() -> charges(this.b).statement(key, 1000));
+		assertThat(calls("statement", key)).isOne();
+	}
+
+	@Test
+	void theSameKeyTwiceInOneTransactionRunsOnceAndTheSecondCallGetsTheFirstResult() {
+		String key = newKey();
+		TransactionTemplate transaction = new TransactionTemplate(this.a.getBean(PlatformTransactionManager.class));
+		List<Receipt> receipts = transaction.execute((status) -> {
+			Receipt first = chargeUnchecked(charges(this.a), new ChargeCommand(key, 300, ""));
+			Receipt second = chargeUnchecked(charges(this.a), new ChargeCommand(key, 300, ""));
+			// the same key with other arguments is refused in the transaction too
+			assertThatExceptionOfType(IdempotencyKeyReusedException.class)
+				.isThrownBy(() -> charges(this.a).charge(new ChargeCommand(key, 301, "")));
+			return List.of(first, second);
+		});
+		assertThat(receipts).hasSize(2);
+		assertThat(receipts.get(1)).isEqualTo(receipts.get(0));
+		assertThat(calls("charge", key)).isOne();
+		assertThat(charged(key)).isOne();
+		// committed: the other instance replays it
+		assertThat(chargeUnchecked(charges(this.b), new ChargeCommand(key, 300, ""))).isEqualTo(receipts.get(0));
+		assertThat(calls("charge", key)).isOne();
+	}
+
+	@Test
 	void keysAreScopedByTheCurrentRequestOrByTheirExpression() throws Exception {
 		String key = newKey();
 		assertThat(postScoped(this.a, key, "acme")).isEqualTo("ran");
@@ -417,6 +479,13 @@ class IdempotentMethodIT {
 		Long count = this.jdbc.queryForObject("SELECT count(*) FROM method_call WHERE operation = ? AND request_id = ?",
 				Long.class, operation, requestId);
 		return (count != null) ? count : -1;
+	}
+
+	private @Nullable String recordStatus(String requestId) {
+		List<String> statuses = this.jdbc.queryForList(
+				"SELECT status::text FROM idempotency_record WHERE idem_key = ? AND expires_at > now()", String.class,
+				requestId);
+		return statuses.isEmpty() ? null : statuses.get(0);
 	}
 
 	private long charged(String requestId) {

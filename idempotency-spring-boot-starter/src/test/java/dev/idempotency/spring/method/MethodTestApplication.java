@@ -91,6 +91,8 @@ class MethodTestApplication {
 		properties.put("idempotency.policies.charges.deterministic-exceptions", DeclinedException.class.getName());
 		properties.put("idempotency.policies.patient.lock-timeout", "5s");
 		properties.put("idempotency.policies.patient.in-flight-wait", "30s");
+		// a statement longer than this is not stored
+		properties.put("idempotency.policies.statements.max-response-body", "256");
 		return properties;
 	}
 
@@ -165,6 +167,20 @@ class MethodTestApplication {
 			call("touch", requestId);
 		}
 
+		// a run writes a call row; the statement has as many characters as asked
+		@Idempotent(policy = "statements", key = "#requestId", fingerprint = "#requestId")
+		String statement(String requestId, int length) {
+			call("statement", requestId);
+			return "s".repeat(length);
+		}
+
+		// Jackson cannot write the result: its getter returns the result itself
+		@Idempotent(policy = "charges", key = "#requestId")
+		Loop loop(String requestId) {
+			call("loop", requestId);
+			return new Loop();
+		}
+
 		@Idempotent(policy = "charges", key = "#requestId")
 		String scoped(String requestId) {
 			call("scoped", requestId);
@@ -231,6 +247,17 @@ class MethodTestApplication {
 			this.entered.put(requestId, entered);
 			this.gates.put(requestId, gate);
 			return entered;
+		}
+
+	}
+
+	/**
+	 * A result that Jackson can create but not write, as protobuf messages.
+	 */
+	public static class Loop {
+
+		public Loop getSelf() {
+			return this;
 		}
 
 	}
