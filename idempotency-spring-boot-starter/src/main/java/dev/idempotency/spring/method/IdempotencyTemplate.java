@@ -93,11 +93,19 @@ import org.springframework.util.ClassUtils;
  * {@code deterministic-exceptions}: such an exception is stored and thrown again (a new
  * instance of its class with its message) by every retry.
  * <p>
+ * <b>Results that cannot be stored.</b> A result larger than the policy's
+ * {@code max-response-body}, or one that cannot be written or read back, is returned to
+ * the caller, but only that the operation ran is stored: every retry under the key throws
+ * {@link IdempotentResultNotStoredException}, and the operation never runs twice.
+ * <p>
  * <b>Transactions.</b> When the operation returns inside a transaction (of the caller),
  * its outcome is stored when that transaction commits, and its key released if it rolls
- * back, so that a retry never replays work that was rolled back. A policy that is
- * {@code transactional} is refused: its claim would have to join a transaction the
- * template does not own.
+ * back, so that a retry never replays work that was rolled back. Inside a request to a
+ * transactional endpoint, whose transaction the claim joined, the outcome is stored in
+ * that transaction instead, on its connection, before its commit. Either way, a second
+ * call under the same key in the same transaction gets the first one's outcome. A policy
+ * that is {@code transactional} is refused: its claim would have to join a transaction
+ * the template does not own.
  * <p>
  * <b>Observations.</b> With an {@link #setObservationRegistry(ObservationRegistry)
  * observation registry}, each call is observed as the {@code idempotency.call}

@@ -30,7 +30,8 @@ import org.jspecify.annotations.Nullable;
  * writes its results; the result is stored with the codec's {@link #contentType() content
  * type}, and a replay reads it with the codec that has that content type and supports the
  * declared type. A result is read back once before it is stored: one that cannot be is
- * not stored, and the key is released.
+ * not stored, and the key keeps a record that the call ran, so that every retry throws
+ * {@link IdempotentResultNotStoredException} instead of running the call again.
  * <p>
  * Implementations must be thread-safe.
  *
@@ -60,8 +61,8 @@ public interface IdempotentResultCodec {
 	 * @param result the result, never {@code null}
 	 * @param type the declared result type
 	 * @return its stored form
-	 * @throws Exception if it cannot be written: the result is not stored, and the key is
-	 * released
+	 * @throws Exception if it cannot be written: the result is not stored, and every
+	 * retry throws {@link IdempotentResultNotStoredException}
 	 */
 	byte[] write(Object result, Type type) throws Exception;
 

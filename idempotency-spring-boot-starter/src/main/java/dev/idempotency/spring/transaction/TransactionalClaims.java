@@ -39,8 +39,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * it holds only while that connection is the one bound to the thread and the transaction
  * has not begun to complete. So a {@code REQUIRES_NEW} transaction inside the request
  * (whose connection is another) does not join, nor does any store operation run from the
- * transaction's completion callbacks (an {@code AFTER_COMMIT} event listener, a result
- * stored after the commit): those run on connections of their own, as outside the mode.
+ * transaction's completion callbacks (an {@code AFTER_COMMIT} event listener): those run
+ * on connections of their own, as outside the mode. An idempotent method called inside
+ * the transaction completes its key in it, before the commit, so that it needs no such
+ * connection.
  *
  * @author Idempotency contributors
  * @since 0.1.0
