@@ -35,6 +35,7 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.EncryptingIdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Framework-free idempotency engine: decides for each request whether to run its handler,
@@ -170,48 +171,93 @@ public final class IdempotencyEngine implements AutoCloseable {
 		return decision;
 	}
 
+	/**
+	 * Decide what to do with a request with one try of the store, never waiting: the
+	 * counterpart of {@link #begin} for an adapter that waits for an in-flight duplicate
+	 * without holding a thread. As long as the key is in progress and
+	 * {@link System#nanoTime()} has not reached {@code waitDeadline}, nothing is decided
+	 * (and the listener is told nothing): the method returns {@code null}, and the caller
+	 * tries again after the pause of {@link #inFlightPollMillis}, without blocking. Once
+	 * the deadline has passed, a key still in progress is answered with
+	 * {@link Decision.InProgress}, as {@code begin} answers it when its wait ends.
+	 * @param key the request's key, never {@code null}
+	 * @param fingerprint the request's fingerprint, never {@code null}
+	 * @param policy the endpoint's policy, never {@code null}
+	 * @param waitDeadline the {@link System#nanoTime()} at which the wait for an
+	 * in-flight duplicate ends: the time of the first try plus the policy's
+	 * {@link IdempotencyPolicy#inFlightWait() in-flight wait}
+	 * @return the decision, or {@code null} to try again; {@link Decision.Execute} holds
+	 * an open execution that the caller must end
+	 * @since 0.1.0
+	 */
+	public @Nullable Decision tryBegin(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy,
+			long waitDeadline) {
+		Decision decision = tryOnce(key, fingerprint, policy);
+		if (decision instanceof Decision.InProgress && System.nanoTime() - waitDeadline < 0) {
+			return null;
+		}
+		this.listener.onDecision(key, policy, decision);
+		return decision;
+	}
+
+	/**
+	 * Return how long to pause before the next try of a request whose key was in progress
+	 * at each of its tries so far, as {@link #begin} pauses: 10 ms after the first try,
+	 * doubling up to 250 ms, and never much beyond the end of the wait.
+	 * @param tries the tries made so far, at least one
+	 * @param waitDeadline the {@link System#nanoTime()} at which the wait ends
+	 * @return the pause, in milliseconds, at least one
+	 * @since 0.1.0
+	 */
+	public static long inFlightPollMillis(int tries, long waitDeadline) {
+		long poll = (tries >= 6) ? MAX_POLL_MILLIS : Math.min(MAX_POLL_MILLIS, FIRST_POLL_MILLIS << (tries - 1));
+		long remainingMillis = TimeUnit.NANOSECONDS.toMillis(waitDeadline - System.nanoTime());
+		return Math.max(1, Math.min(poll, remainingMillis + 1));
+	}
+
 	private Decision decide(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy) {
 		long deadline = System.nanoTime() + policy.inFlightWait().toNanos();
-		long pollMillis = FIRST_POLL_MILLIS;
-		while (true) {
-			OwnerToken token = OwnerToken.generate();
-			AcquireResult result;
+		for (int tries = 1;; tries++) {
+			Decision decision = tryOnce(key, fingerprint, policy);
+			if (!(decision instanceof Decision.InProgress) || System.nanoTime() - deadline >= 0) {
+				return decision;
+			}
 			try {
-				result = this.store.acquire(key, fingerprint, token, policy.lockTimeout(), policy.ttl());
-			}
-			catch (IdempotencyStoreException ex) {
-				this.listener.onStoreFailure(key, "acquire", ex);
-				return onStoreFailure(key, policy, ex);
-			}
-			if (result instanceof AcquireResult.Acquired) {
-				Execution execution = new Execution(this, key, policy, token);
-				if (!policy.transactional()) {
-					// the caller's transaction holds a transactional claim: no lease
-					execution.startHeartbeat();
-				}
-				return new Decision.Execute(execution);
-			}
-			if (result instanceof AcquireResult.Replay replay) {
-				return new Decision.Replay(replayable(key, replay.response()), replay.expiresAt());
-			}
-			if (result instanceof AcquireResult.Mismatch) {
-				return new Decision.Mismatch();
-			}
-			AcquireResult.InProgress inProgress = (AcquireResult.InProgress) result;
-			long remainingNanos = deadline - System.nanoTime();
-			if (remainingNanos <= 0) {
-				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress));
-			}
-			long sleepMillis = Math.min(pollMillis, TimeUnit.NANOSECONDS.toMillis(remainingNanos) + 1);
-			try {
-				Thread.sleep(sleepMillis);
+				Thread.sleep(inFlightPollMillis(tries, deadline));
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
-				return new Decision.InProgress(inProgressRetryAfter(policy, inProgress));
+				return decision;
 			}
-			pollMillis = Math.min(MAX_POLL_MILLIS, pollMillis * 2);
 		}
+	}
+
+	// one try of the store
+	private Decision tryOnce(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy) {
+		OwnerToken token = OwnerToken.generate();
+		AcquireResult result;
+		try {
+			result = this.store.acquire(key, fingerprint, token, policy.lockTimeout(), policy.ttl());
+		}
+		catch (IdempotencyStoreException ex) {
+			this.listener.onStoreFailure(key, "acquire", ex);
+			return onStoreFailure(key, policy, ex);
+		}
+		if (result instanceof AcquireResult.Acquired) {
+			Execution execution = new Execution(this, key, policy, token);
+			if (!policy.transactional()) {
+				// the caller's transaction holds a transactional claim: no lease
+				execution.startHeartbeat();
+			}
+			return new Decision.Execute(execution);
+		}
+		if (result instanceof AcquireResult.Replay replay) {
+			return new Decision.Replay(replayable(key, replay.response()), replay.expiresAt());
+		}
+		if (result instanceof AcquireResult.Mismatch) {
+			return new Decision.Mismatch();
+		}
+		return new Decision.InProgress(inProgressRetryAfter(policy, (AcquireResult.InProgress) result));
 	}
 
 	// An encrypted record that reached the engine undecrypted (encryption turned off

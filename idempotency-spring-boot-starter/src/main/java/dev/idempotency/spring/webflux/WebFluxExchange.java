@@ -24,15 +24,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyScopes;
+import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.StoredResponseCodec;
 import dev.idempotency.core.engine.CompletionOutcome;
 import dev.idempotency.core.engine.Decision;
 import dev.idempotency.core.engine.Execution;
+import dev.idempotency.core.engine.IdempotencyEngine;
 import dev.idempotency.core.engine.IdempotencyPolicy;
 import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.spring.IdempotencyKeySource;
@@ -57,7 +62,9 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -87,6 +94,13 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	private static final byte[] EMPTY = new byte[0];
 
+	private static final Object TAKEN = new Object();
+
+	private static final Object CANCELLED = new Object();
+
+	private static final AtomicReferenceFieldUpdater<WebFluxExchange, Object> CLAIM = AtomicReferenceFieldUpdater
+		.newUpdater(WebFluxExchange.class, Object.class, "claim");
+
 	// Spring Security's token of an unauthenticated caller, which reactive Spring
 	// Security can set as the exchange's principal: not a principal that scopes keys
 	private static final String ANONYMOUS_TOKEN = "org.springframework.security.authentication.AnonymousAuthenticationToken";
@@ -113,6 +127,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	private boolean formConsumed;
 
 	private @Nullable WebFilterChain chain;
+
+	// the claim granted to this request, until its handler takes it (TAKEN) or the client
+	// goes away (CANCELLED): whichever comes second ends it
+	private volatile @Nullable Object claim;
 
 	private final IdempotencyObservation observation;
 
@@ -316,11 +334,81 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	private Mono<Void> decide() {
 		IdempotencyKey key = new IdempotencyKey(this.scope, clientKey());
 		this.exchange.getAttributes().put(IdempotencyWebFilter.KEY_ATTRIBUTE, key);
-		var fingerprint = this.policy.fingerprinter().fingerprint(fingerprintInput());
+		RequestFingerprint fingerprint = this.policy.fingerprinter().fingerprint(fingerprintInput());
 		IdempotencyPolicy requestPolicy = requestPolicy();
-		return Mono.fromCallable(() -> this.filter.engine().begin(key, fingerprint, requestPolicy))
-			.subscribeOn(this.filter.storeScheduler())
-			.flatMap((decision) -> decision.handle(this));
+		long waitDeadline = System.nanoTime() + requestPolicy.inFlightWait().toNanos();
+		return Mono.<Decision>create((sink) -> tryOn(sink, key, fingerprint, requestPolicy, waitDeadline, 1))
+			.flatMap((decision) -> decision.handle(this))
+			.doOnCancel(this::cancelled);
+	}
+
+	// a try of the store, on the store scheduler
+	private void tryOn(MonoSink<Decision> sink, IdempotencyKey key, RequestFingerprint fingerprint,
+			IdempotencyPolicy requestPolicy, long waitDeadline, int tries) {
+		try {
+			this.filter.storeScheduler()
+				.schedule(() -> tryOnce(sink, key, fingerprint, requestPolicy, waitDeadline, tries));
+		}
+		catch (RejectedExecutionException ex) {
+			sink.error(ex);
+		}
+	}
+
+	private void tryOnce(MonoSink<Decision> sink, IdempotencyKey key, RequestFingerprint fingerprint,
+			IdempotencyPolicy requestPolicy, long waitDeadline, int tries) {
+		if (this.claim == CANCELLED) {
+			// the client went away while the request waited
+			return;
+		}
+		Decision decision;
+		try {
+			decision = this.filter.engine().tryBegin(key, fingerprint, requestPolicy, waitDeadline);
+		}
+		catch (RuntimeException ex) {
+			sink.error(ex);
+			return;
+		}
+		if (decision == null) {
+			// the key is in progress and the in-flight wait goes on: the next try after a
+			// pause on a timer, which holds no thread of the store scheduler
+			try {
+				Schedulers.parallel()
+					.schedule(() -> tryOn(sink, key, fingerprint, requestPolicy, waitDeadline, tries + 1),
+							IdempotencyEngine.inFlightPollMillis(tries, waitDeadline), TimeUnit.MILLISECONDS);
+			}
+			catch (RejectedExecutionException ex) {
+				sink.error(ex);
+			}
+			return;
+		}
+		if (decision instanceof Decision.Execute execute && !CLAIM.compareAndSet(this, null, execute)) {
+			// the client went away while the claim was made: nobody runs the handler
+			endAbandonedClaim(execute);
+			return;
+		}
+		sink.success(decision);
+	}
+
+	// The client went away before the request was answered. A claim that the store
+	// grants after that, or that it granted before and no handler took yet, is ended
+	// here: released, its heartbeat stopped, so that a retry runs the handler rather
+	// than wait out a claim that nobody ends. A claim already taken by its handler is
+	// the handler's to end, which runs on without its client.
+	private void cancelled() {
+		Object previous = CLAIM.getAndSet(this, CANCELLED);
+		if (previous instanceof Decision.Execute execute) {
+			Mono.fromRunnable(() -> endAbandonedClaim(execute))
+				.subscribeOn(this.filter.storeScheduler())
+				.subscribe(null, (ex) -> logger.debug("Release of a claim whose client went away failed", ex));
+		}
+	}
+
+	private void endAbandonedClaim(Decision.Execute execute) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("The client of key '" + execute.execution().key() + "' went away before its handler ran:"
+					+ " releasing the claim");
+		}
+		execute.execution().close();
 	}
 
 	private FingerprintInput fingerprintInput() {
@@ -346,6 +434,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	@Override
 	public Mono<Void> execute(Decision.Execute decision) {
+		if (!CLAIM.compareAndSet(this, decision, TAKEN)) {
+			// the client went away: the claim is released without running the handler
+			return Mono.empty();
+		}
 		Execution execution = decision.execution();
 		this.observation.executing(execution);
 		this.detached = true;

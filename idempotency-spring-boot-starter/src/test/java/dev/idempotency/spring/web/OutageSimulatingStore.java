@@ -18,6 +18,8 @@ package dev.idempotency.spring.web;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.IdempotencyKey;
@@ -28,13 +30,15 @@ import dev.idempotency.core.StoredResponse;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.core.store.IdempotencyStoreException;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
 
 /**
  * Store that delegates to the application's real store, and fails every operation while
- * an outage is simulated.
+ * an outage is simulated; it can also hold the answer of a claim that the real store has
+ * made, as a slow network would.
  *
  * @author Idempotency contributors
  */
@@ -45,6 +49,8 @@ class OutageSimulatingStore implements IdempotencyStore {
 	private volatile boolean down;
 
 	private final AtomicInteger nonBlockingThreadCalls = new AtomicInteger();
+
+	private volatile @Nullable Hold hold;
 
 	OutageSimulatingStore(IdempotencyStore delegate) {
 		this.delegate = delegate;
@@ -77,6 +83,19 @@ class OutageSimulatingStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Hold the answer of the next claim of the given client key, once the real store has
+	 * made it, until the hold is released (at most 30 seconds); an interrupt does not end
+	 * the hold, as it does not end a round trip under way.
+	 * @param clientKey the key as the client sent it
+	 * @return the hold
+	 */
+	Hold holdClaim(String clientKey) {
+		Hold created = new Hold(clientKey);
+		this.hold = created;
+		return created;
+	}
+
+	/**
 	 * Return how many calls reached the store on a thread that must never block (an
 	 * event-loop thread of Reactor Netty, a parallel scheduler's): each one also failed
 	 * with an exception.
@@ -103,7 +122,13 @@ class OutageSimulatingStore implements IdempotencyStore {
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
 		check();
-		return this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		AcquireResult result = this.delegate.acquire(key, fingerprint, token, lease, ttl);
+		Hold current = this.hold;
+		if (current != null && current.clientKey.equals(key.key())) {
+			this.hold = null;
+			current.await();
+		}
+		return result;
 	}
 
 	@Override
@@ -134,6 +159,56 @@ class OutageSimulatingStore implements IdempotencyStore {
 	public boolean evict(IdempotencyKey key) {
 		check();
 		return this.delegate.evict(key);
+	}
+
+	/**
+	 * The hold of one claim's answer.
+	 */
+	static final class Hold {
+
+		private final String clientKey;
+
+		private final CountDownLatch reached = new CountDownLatch(1);
+
+		private final CountDownLatch released = new CountDownLatch(1);
+
+		Hold(String clientKey) {
+			this.clientKey = clientKey;
+		}
+
+		/**
+		 * Wait until the claim has been made and its answer is held.
+		 * @return whether it was, within ten seconds
+		 * @throws InterruptedException if interrupted
+		 */
+		boolean awaitReached() throws InterruptedException {
+			return this.reached.await(10, TimeUnit.SECONDS);
+		}
+
+		/**
+		 * Let the answer go on.
+		 */
+		void release() {
+			this.released.countDown();
+		}
+
+		private void await() {
+			this.reached.countDown();
+			boolean interrupted = false;
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+			while (this.released.getCount() > 0 && System.nanoTime() < deadline) {
+				try {
+					this.released.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+				}
+				catch (InterruptedException ex) {
+					interrupted = true;
+				}
+			}
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
 	}
 
 }

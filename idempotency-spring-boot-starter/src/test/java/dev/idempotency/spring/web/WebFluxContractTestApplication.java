@@ -107,6 +107,20 @@ class WebFluxContractTestApplication {
 	}
 
 	/**
+	 * Counts, under the handler name {@code cancelled}, the requests whose client went
+	 * away before they were answered (the exchange's subscription was cancelled).
+	 * @param counter the handler counter
+	 * @return the filter
+	 */
+	@Bean
+	@Order(-100)
+	WebFilter cancellationRecorder(HandlerCounter counter) {
+		return (exchange, chain) -> chain.filter(exchange)
+			.doOnCancel(() -> counter.increment("cancelled",
+					exchange.getRequest().getHeaders().getFirst("Idempotency-Key")));
+	}
+
+	/**
 	 * CORS as a filter in front of the idempotency filter, as Spring Security's
 	 * {@code cors()} installs it: every request, a replay too, gets its own CORS headers.
 	 * @return the filter

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import dev.idempotency.core.store.IdempotencyStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.buffer.ByteBuf;
@@ -186,6 +187,51 @@ class WebFluxFilterIT extends AbstractWebIT {
 		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
 		assertThat(text(retry)).startsWith("slow 1 ");
 		assertThat(this.counter.count("slow", key)).isEqualTo(1);
+	}
+
+	@Test
+	void aClaimWhoseClientLeftIsReleasedSoThatARetryRunsTheHandler() throws Exception {
+		claimWhoseClientLeftIsReleased(this, (OutageSimulatingStore) this.context.getBean(IdempotencyStore.class));
+	}
+
+	// The client leaves while the store makes its claim: the claim, made all the same,
+	// is released as soon as its answer arrives, so a retry runs the handler (once)
+	// rather
+	// than wait out a claim that nobody ends.
+	static void claimWhoseClientLeftIsReleased(AbstractWebIT test, OutageSimulatingStore store) throws Exception {
+		String key = newKey();
+		OutageSimulatingStore.Hold hold = store.holdClaim(key);
+		try {
+			byte[] request = ("POST /slow?millis=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: " + key
+					+ "\r\nContent-Length: 1\r\n\r\na")
+				.getBytes(StandardCharsets.US_ASCII);
+			try (Socket socket = new Socket("127.0.0.1", test.port)) {
+				OutputStream out = socket.getOutputStream();
+				out.write(request);
+				out.flush();
+				assertThat(hold.awaitReached()).as("the claim was made").isTrue();
+			}
+			// the server has seen the client go before the claim's answer arrives
+			for (int i = 0; i < 500 && test.counter.count("cancelled", key) == 0; i++) {
+				Thread.sleep(20);
+			}
+			assertThat(test.counter.count("cancelled", key)).isEqualTo(1);
+		}
+		finally {
+			hold.release();
+		}
+		// the release follows the claim's answer at once; a busy machine may delay it a
+		// little, never for the claim's lease (30 s) as a claim nobody ends would
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		HttpResponse<byte[]> retry = test.post("/slow?millis=1", key, "a");
+		while (retry.statusCode() == 409 && System.nanoTime() < deadline) {
+			Thread.sleep(50);
+			retry = test.post("/slow?millis=1", key, "a");
+		}
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
+		assertThat(text(retry)).startsWith("slow 1 ");
+		assertThat(test.counter.count("slow", key)).isEqualTo(1);
 	}
 
 	@Test

@@ -53,6 +53,11 @@ class WebFluxTieredHttpContractIT extends AbstractHttpContractIT {
 	}
 
 	@Test
+	void aClaimWhoseClientLeftIsReleasedOnPostgreSqlSoThatARetryRunsTheHandler() throws Exception {
+		WebFluxFilterIT.claimWhoseClientLeftIsReleased(this, outage());
+	}
+
+	@Test
 	void usesTheTieredStore() {
 		assertThat(outage().delegate()).isInstanceOf(TieredIdempotencyStore.class);
 	}
