@@ -38,6 +38,13 @@ import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
  * kept: from the buffer that crosses the limit on, what was kept and the rest go to the
  * client as the handler writes them, and only the status and headers can be stored.
  * <p>
+ * A body that fails partway leaves nothing kept: the answer that the application's
+ * exception handling then writes replaces it, as a servlet response's buffer is reset
+ * before an error is rendered, so the part written before the failure is neither sent nor
+ * stored. A body that fails after part of it went to the client cannot be taken back: the
+ * response is {@link #isBroken() broken}, and nothing of it may be stored. The body
+ * written to the client always declares its own length.
+ * <p>
  * Used by one request; its state is handed from the handler's signals to the store
  * scheduler by the reactive pipeline that orders them.
  *
@@ -59,6 +66,8 @@ final class CapturingResponse extends ServerHttpResponseDecorator {
 
 	private boolean bodyWritten;
 
+	private boolean broken;
+
 	/**
 	 * Create a capture.
 	 * @param delegate the real response
@@ -78,7 +87,19 @@ final class CapturingResponse extends ServerHttpResponseDecorator {
 			.concatMapIterable(this::accept)
 			// nothing to send yet unless the body crossed the limit
 			.switchOnFirst((first, rest) -> first.hasValue() ? getDelegate().writeWith(rest) : rest.then())
-			.then();
+			.then()
+			.doOnError((ex) -> failed());
+	}
+
+	// the body failed partway: what was kept is no answer
+	private void failed() {
+		if (this.streaming) {
+			this.broken = true;
+			return;
+		}
+		this.kept = EMPTY;
+		this.size = 0;
+		this.bodyWritten = false;
 	}
 
 	@Override
@@ -137,6 +158,15 @@ final class CapturingResponse extends ServerHttpResponseDecorator {
 	}
 
 	/**
+	 * Return whether the body failed after part of it went to the client: the client has
+	 * a truncated response, which must not be stored.
+	 * @return {@code true} if the response is broken
+	 */
+	boolean isBroken() {
+		return this.broken;
+	}
+
+	/**
 	 * Return the body kept.
 	 * @return the body's bytes
 	 */
@@ -164,6 +194,8 @@ final class CapturingResponse extends ServerHttpResponseDecorator {
 			return response.setComplete();
 		}
 		byte[] bytes = body();
+		// the length of what is sent, whatever a body that failed declared before
+		response.getHeaders().setContentLength(bytes.length);
 		return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(bytes)));
 	}
 

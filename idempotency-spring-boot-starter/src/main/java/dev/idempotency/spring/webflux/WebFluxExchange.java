@@ -485,6 +485,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	}
 
 	private CompletionOutcome complete(Execution execution, CapturingResponse capture) {
+		if (capture.isBroken()) {
+			// the body failed after part of it went out: a retry runs the handler again
+			return execution.release();
+		}
 		int status = capture.status();
 		List<HttpHeader> headers = capturedHeaders(capture);
 		boolean streaming = capture.isStreaming();

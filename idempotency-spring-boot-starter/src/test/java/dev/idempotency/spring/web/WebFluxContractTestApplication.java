@@ -38,6 +38,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseCookie;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -316,6 +317,22 @@ class WebFluxContractTestApplication {
 				.map((parts) -> "multipart " + new TreeMap<>(parts).keySet() + " run " + count("multipart", exchange));
 		}
 
+		// a body that fails after its first part: the exception handler below answers
+		@PostMapping(path = "/partial", produces = MediaType.APPLICATION_JSON_VALUE)
+		@Idempotent
+		Flux<byte[]> partial(ServerWebExchange exchange) {
+			count("partial", exchange);
+			return Flux.just("[{\"item\":1}".getBytes(StandardCharsets.UTF_8))
+				.concatWith(Flux.error(new ItemsRanOutException()));
+		}
+
+		@ExceptionHandler(ItemsRanOutException.class)
+		ResponseEntity<byte[]> itemsRanOut() {
+			return ResponseEntity.badRequest()
+				.contentType(MediaType.APPLICATION_JSON)
+				.body("{\"error\":\"the items ran out\"}".getBytes(StandardCharsets.UTF_8));
+		}
+
 		// the body in chunks of 100 bytes, written as a stream of buffers
 		@PostMapping(path = "/large", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
 		@Idempotent("small")
@@ -326,6 +343,14 @@ class WebFluxContractTestApplication {
 				Arrays.fill(bytes, (byte) ('a' + chunk % 26));
 				return bytes;
 			});
+		}
+
+	}
+
+	static class ItemsRanOutException extends RuntimeException {
+
+		ItemsRanOutException() {
+			super("the items ran out");
 		}
 
 	}

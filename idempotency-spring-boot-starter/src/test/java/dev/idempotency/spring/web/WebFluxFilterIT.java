@@ -23,6 +23,7 @@ import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -264,6 +265,24 @@ class WebFluxFilterIT extends AbstractWebIT {
 		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
 		assertThat(retry.body()).isEqualTo(first.body());
 		assertThat(this.counter.count("multipart", key)).isEqualTo(1);
+	}
+
+	@Test
+	void aBodyThatFailsPartwayIsAnsweredByTheExceptionHandlerAloneAndThatAnswerIsStored() throws Exception {
+		String key = newKey();
+		RawHttp.Response first = RawHttp.exchange(this.port,
+				RawHttp.ascii("POST /partial HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: " + key), new byte[0]);
+		assertThat(first.status()).isEqualTo(400);
+		assertThat(first.text()).isEqualTo("{\"error\":\"the items ran out\"}");
+		// the length it declares is the length it sends
+		assertThat(first.headers().toLowerCase(Locale.ROOT).split("\r\n"))
+			.filteredOn((line) -> line.startsWith("content-length:"))
+			.containsExactly("content-length: " + first.body().length);
+		HttpResponse<byte[]> retry = post("/partial", key, "");
+		assertThat(retry.statusCode()).isEqualTo(400);
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.counter.count("partial", key)).isEqualTo(1);
 	}
 
 	@Test
