@@ -122,6 +122,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 
 	private byte[] fingerprintBody = EMPTY;
 
+	// the content type fingerprinted in place of the request's, or null: a multipart
+	// body's without its boundary
+	private @Nullable String fingerprintContentType;
+
 	// whether the form was read before this filter: the handler gets the exchange's form
 	// data then, never a form parsed from the empty body
 	private boolean formConsumed;
@@ -293,11 +297,19 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	}
 
 	// a form's fingerprint is of its parameters in canonical order, as on the servlet
-	// stack; any other body's is of its bytes
+	// stack; a multipart body's of its parts; any other body's is of its bytes
 	private byte[] fingerprintBody(byte[] read) {
 		HttpHeaders headers = this.exchange.getRequest().getHeaders();
 		String contentType = headers.getFirst(HttpHeaders.CONTENT_TYPE);
 		if (!FormCanonicalizer.isForm(contentType)) {
+			if (MultipartCanonicalizer.isMultipartForm(contentType)) {
+				// by its parts, never its boundary
+				byte[] parts = MultipartCanonicalizer.canonicalize(contentType, read);
+				if (parts != null) {
+					this.fingerprintContentType = MultipartCanonicalizer.contentTypeWithoutBoundary(contentType);
+					return parts;
+				}
+			}
 			return read;
 		}
 		Map<String, List<String>> form = FormCanonicalizer.parseStrictly(read, FormCanonicalizer.charset(charset()));
@@ -421,8 +433,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 			}
 		}
 		return FingerprintInput.of(request.getMethod().name(), request.getPath().value(),
-				request.getURI().getRawQuery(), headers.getFirst(HttpHeaders.CONTENT_TYPE), fingerprinted,
-				this.fingerprintBody, 0, this.fingerprintBody.length);
+				request.getURI().getRawQuery(),
+				(this.fingerprintContentType != null) ? this.fingerprintContentType
+						: headers.getFirst(HttpHeaders.CONTENT_TYPE),
+				fingerprinted, this.fingerprintBody, 0, this.fingerprintBody.length);
 	}
 
 	private IdempotencyPolicy requestPolicy() {

@@ -286,6 +286,32 @@ class WebFluxFilterIT extends AbstractWebIT {
 	}
 
 	@Test
+	void multipartIsFingerprintedByItsPartsNotItsBoundary() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = multipart(key, "b0undary", "10", "note.txt", "hello");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(text(first)).isEqualTo("multipart [amount, note] run 1");
+		// the same upload, built again by the client with another boundary
+		HttpResponse<byte[]> rebuilt = multipart(key, "another-boundary-42", "10", "note.txt", "hello");
+		assertThat(rebuilt.statusCode()).isEqualTo(200);
+		assertThat(rebuilt.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(rebuilt.body()).isEqualTo(first.body());
+		// another request under the key: a part's bytes, a file name
+		assertThat(multipart(key, "b0undary", "11", "note.txt", "hello").statusCode()).isEqualTo(422);
+		assertThat(multipart(key, "b0undary", "10", "other.txt", "hello").statusCode()).isEqualTo(422);
+		assertThat(multipart(key, "b0undary", "10", "note.txt", "hellO").statusCode()).isEqualTo(422);
+		assertThat(this.counter.count("multipart", key)).isEqualTo(1);
+	}
+
+	private HttpResponse<byte[]> multipart(String key, String boundary, String amount, String filename, String note)
+			throws Exception {
+		String body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"amount\"\r\n\r\n" + amount
+				+ "\r\n--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"; filename=\"" + filename
+				+ "\"\r\nContent-Type: text/plain\r\n\r\n" + note + "\r\n--" + boundary + "--\r\n";
+		return post("/multipart", key, body, "Content-Type", "multipart/form-data; boundary=" + boundary);
+	}
+
+	@Test
 	void aResponseOverTheLimitGoesOutWholeButIsNotReplayable() throws Exception {
 		String key = newKey();
 		HttpResponse<byte[]> first = post("/large?size=4000", key, "");
