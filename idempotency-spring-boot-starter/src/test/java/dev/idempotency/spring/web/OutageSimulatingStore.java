@@ -52,6 +52,10 @@ class OutageSimulatingStore implements IdempotencyStore {
 
 	private volatile @Nullable Hold hold;
 
+	private volatile @Nullable String counted;
+
+	private final AtomicInteger countedClaims = new AtomicInteger();
+
 	OutageSimulatingStore(IdempotencyStore delegate) {
 		this.delegate = delegate;
 	}
@@ -96,6 +100,17 @@ class OutageSimulatingStore implements IdempotencyStore {
 	}
 
 	/**
+	 * Count from now on the tries to claim the given client key, and only those.
+	 * @param clientKey the key as the client sent it
+	 * @return the count of tries
+	 */
+	AtomicInteger countClaims(String clientKey) {
+		this.countedClaims.set(0);
+		this.counted = clientKey;
+		return this.countedClaims;
+	}
+
+	/**
 	 * Return how many calls reached the store on a thread that must never block (an
 	 * event-loop thread of Reactor Netty, a parallel scheduler's): each one also failed
 	 * with an exception.
@@ -122,6 +137,9 @@ class OutageSimulatingStore implements IdempotencyStore {
 	public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
 		check();
+		if (key.key().equals(this.counted)) {
+			this.countedClaims.incrementAndGet();
+		}
 		AcquireResult result = this.delegate.acquire(key, fingerprint, token, lease, ttl);
 		Hold current = this.hold;
 		if (current != null && current.clientKey.equals(key.key())) {

@@ -21,11 +21,15 @@ import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -233,6 +237,48 @@ class WebFluxFilterIT extends AbstractWebIT {
 		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).isEmpty();
 		assertThat(text(retry)).startsWith("slow 1 ");
 		assertThat(test.counter.count("slow", key)).isEqualTo(1);
+	}
+
+	@Test
+	void duplicatesWaitingInFlightHoldUpNeitherTheOwnerNorAnotherKey() throws Exception {
+		OutageSimulatingStore store = (OutageSimulatingStore) this.context.getBean(IdempotencyStore.class);
+		// more than the store scheduler has threads (bounded elastic: ten a core)
+		int duplicates = Math.max(40, 10 * Runtime.getRuntime().availableProcessors() + 20);
+		String key = newKey();
+		AtomicInteger claims = store.countClaims(key);
+		long ownerSent = System.nanoTime();
+		CompletableFuture<HttpResponse<byte[]>> owner = this.client.sendAsync(patient(key), BodyHandlers.ofByteArray());
+		awaitCount("patient", key, 1);
+		List<CompletableFuture<HttpResponse<byte[]>>> waiting = new ArrayList<>();
+		for (int i = 0; i < duplicates; i++) {
+			waiting.add(this.client.sendAsync(patient(key), BodyHandlers.ofByteArray()));
+		}
+		// every duplicate has tried once and waits (in-flight-wait: 5s)
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (claims.get() < duplicates + 1 && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		long otherSent = System.nanoTime();
+		HttpResponse<byte[]> other = post("/payments", newKey(), "{\"amount\":1}", "Content-Type", "application/json");
+		long otherMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - otherSent);
+		assertThat(other.statusCode()).isEqualTo(201);
+		HttpResponse<byte[]> first = owner.get(20, TimeUnit.SECONDS);
+		long ownerMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ownerSent);
+		assertThat(first.statusCode()).isEqualTo(200);
+		// the owner's handler takes 500 ms; the duplicates would wait 5 s
+		assertThat(ownerMillis).as("owner's answer, ms").isLessThan(4000);
+		assertThat(otherMillis).as("another key's answer, ms").isLessThan(2000);
+		for (CompletableFuture<HttpResponse<byte[]>> duplicate : waiting) {
+			HttpResponse<byte[]> replay = duplicate.get(20, TimeUnit.SECONDS);
+			assertThat(replay.statusCode()).isEqualTo(200);
+			assertThat(replay.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+			assertThat(replay.body()).isEqualTo(first.body());
+		}
+		assertThat(this.counter.count("patient", key)).isEqualTo(1);
+	}
+
+	private HttpRequest patient(String key) {
+		return HttpRequest.newBuilder(uri("/patient")).header(KEY, key).POST(BodyPublishers.noBody()).build();
 	}
 
 	@Test
