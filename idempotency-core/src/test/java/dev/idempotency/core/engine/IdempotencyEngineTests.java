@@ -106,6 +106,35 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void tryBeginDecidesNothingWhileTheWaitGoesOnAndTellsTheListenerOnlyTheFinalDecision() {
+		IdempotencyKey key = newKey();
+		Execution owner = execute(key, "a", POLICY);
+		List<Decision> told = new CopyOnWriteArrayList<>();
+		this.engine.setListener(new IdempotencyListener() {
+
+			@Override
+			public void onDecision(IdempotencyKey decided, IdempotencyPolicy policy, Decision decision) {
+				told.add(decision);
+			}
+
+		});
+		long waitDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, waitDeadline)).isNull();
+		assertThat(told).isEmpty();
+		assertThat(IdempotencyEngine.inFlightPollMillis(1, waitDeadline)).isEqualTo(10);
+		assertThat(IdempotencyEngine.inFlightPollMillis(3, waitDeadline)).isEqualTo(40);
+		assertThat(IdempotencyEngine.inFlightPollMillis(40, waitDeadline)).isEqualTo(250);
+		assertThat(IdempotencyEngine.inFlightPollMillis(40, System.nanoTime())).isEqualTo(1);
+		// the wait is over: the key still in progress is the decision
+		Decision ended = this.engine.tryBegin(key, fingerprint("a"), POLICY, System.nanoTime());
+		assertThat(ended).isInstanceOf(Decision.InProgress.class);
+		owner.complete(response(201, "created"));
+		Decision replay = this.engine.tryBegin(key, fingerprint("a"), POLICY, waitDeadline);
+		assertThat(replay).isInstanceOf(Decision.Replay.class);
+		assertThat(told).containsExactly(ended, replay);
+	}
+
+	@Test
 	void inProgressRetryAfterIsOneSecondByDefaultNotTheRemainingLease() {
 		IdempotencyKey key = newKey();
 		execute(key, "a", POLICY);
