@@ -529,7 +529,9 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> late = post(this.a, "/ledger/quick", key, "busy", Map.of("X-Mode", "busy"));
 		assertThat(late.statusCode()).as(late.body()).isEqualTo(500);
 		assertThat(late.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		assertThat(late.body()).contains("transaction-rolled-back").contains("ran past its time-out");
+		assertThat(late.body()).contains("transaction-rolled-back")
+			.contains(
+					"ran past its time-out, 5 s, the floor of a request's time-out (the policy's lock timeout is 1000 ms)");
 		assertThat(entries(key)).isZero();
 		assertThat(recordStatus(key)).isNull();
 		// the key is free at once in every tier: the retry runs the handler, once
