@@ -10,7 +10,8 @@
 #   there (test-compile only; nothing is installed).
 # Environment (defaults in brackets):
 #   AB_ROUNDS [6]  AB_DURATION [6] (s, c=16)  AB_C1_DURATION [4] (s, c=1)  AB_WARMUP [8] (s)
-#   AB_HEAP [512m]  AB_MODES ["redis tiered"] (also jdbc, and tx and jdbctx: the tiered and jdbc
+#   AB_HEAP [512m]  AB_POOL [16] (each application's PostgreSQL pool: 2 x modes x pool connections
+#   in all, within the server's max_connections)  AB_MODES ["redis tiered"] (also jdbc, and tx and jdbctx: the tiered and jdbc
 #   stores with the transactional policy of /payment/idem-tx; and webflux: the WebFlux bench
 #   application of idempotency-sample-webflux on the Redis store, cases W1, W3 and W4, the
 #   reactive twins of 1, 3 and 4)  AB_REDIS_PORT [16380] (a private server)
@@ -39,6 +40,7 @@ DURATION=${AB_DURATION:-6}
 C1_DURATION=${AB_C1_DURATION:-4}
 WARMUP=${AB_WARMUP:-8}
 HEAP=${AB_HEAP:-512m}
+POOL=${AB_POOL:-16}
 REDIS_PORT=${AB_REDIS_PORT:-16380}
 PG_HOST=${BENCH_PG_HOST:-127.0.0.1}
 PG_PORT=${BENCH_PG_PORT:-5432}
@@ -160,7 +162,7 @@ for version in a b; do
 			--spring.data.redis.host=127.0.0.1 --spring.data.redis.port="$REDIS_PORT" \
 			--spring.datasource.url="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB" \
 			--spring.datasource.username="$PG_USER" --spring.datasource.password="${PGPASSWORD:-}" \
-			--spring.datasource.hikari.maximum-pool-size=16 "${extra[@]}" \
+			--spring.datasource.hikari.maximum-pool-size="$POOL" "${extra[@]}" \
 			> "$OUT/app-$version-$mode.log" 2>&1 &
 		PIDS+=($!)
 		APP_PIDS[$version-$mode]=$!
@@ -274,7 +276,7 @@ done
 {
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'): a = ${LABELS[a]}, b = ${LABELS[b]}"
 	echo "# $(nproc) cores, $(java -version 2>&1 | head -1), $("$REDIS_SERVER" --version | cut -d' ' -f1-3), $("${PSQL[@]}" -d "$PG_DB" -c 'SHOW server_version')"
-	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP"
+	echo "# rounds=$ROUNDS c16=${DURATION}s c1=${C1_DURATION}s warmup=${WARMUP}s heap=$HEAP pool=$POOL"
 } > "$OUT/environment.txt"
 python3 - "$RESULTS" "$OUT/environment.txt" << 'PY' | tee "$OUT/report.md"
 import collections
