@@ -62,8 +62,14 @@ class EncryptionConfiguration {
 		if (replayUnencryptedUntil == null) {
 			return (store) -> new EncryptingIdempotencyStore(store, ring);
 		}
-		logger.info("Responses stored in the clear are replayed until " + replayUnencryptedUntil
-				+ " (idempotency.encryption.replay-unencrypted-until), and answered as not replayable after it");
+		if (replayUnencryptedUntil.isAfter(Instant.now())) {
+			logger.info("Responses stored in the clear are replayed until " + replayUnencryptedUntil
+					+ " (idempotency.encryption.replay-unencrypted-until), and answered as not replayable after it");
+		}
+		else {
+			logger.info("idempotency.encryption.replay-unencrypted-until (" + replayUnencryptedUntil
+					+ ") has passed: responses stored in the clear are answered as not replayable");
+		}
 		return (store) -> new EncryptingIdempotencyStore(store, ring).replayingUnencryptedUntil(replayUnencryptedUntil);
 	}
 
