@@ -68,6 +68,11 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 
 	private final IdempotencyProperties properties;
 
+	// the smallest lock timeout of the policies that renew leases, of which a third
+	// bounds
+	// every client time-out
+	private Duration lockTimeout = Duration.ZERO;
+
 	private final List<String> warnings = new ArrayList<>();
 
 	ClientTimeoutWarnings(ListableBeanFactory beanFactory, IdempotencyProperties properties) {
@@ -84,7 +89,8 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 		IdempotencyStore store = stores.values().iterator().next();
 		boolean redis = store instanceof RedisIdempotencyStore || store instanceof TieredIdempotencyStore;
 		boolean jdbc = store instanceof JdbcIdempotencyStore || store instanceof TieredIdempotencyStore;
-		Duration bound = smallestLockTimeout().dividedBy(3);
+		this.lockTimeout = smallestLockTimeout();
+		Duration bound = this.lockTimeout.dividedBy(3);
 		if (redis) {
 			checkRedis(bound);
 		}
@@ -168,12 +174,13 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 	private void warnIfAbove(String setting, Duration value, Duration bound) {
 		if (value.isZero() || value.isNegative()) {
 			this.warnings.add(setting + " is not set (no time-out): a store that hangs can hold a lease renewal "
-					+ "longer than a third of the smallest idempotency lock-timeout (" + bound
+					+ "longer than " + bound + ", a third of the smallest idempotency lock-timeout (" + this.lockTimeout
 					+ "), so a running handler could lose its key; set it below " + bound);
 		}
 		else if (value.compareTo(bound) > 0) {
-			this.warnings.add(setting + " is " + value + ", longer than a third of the smallest idempotency "
-					+ "lock-timeout (" + bound + "): a store that hangs can hold a lease renewal that long, so a "
+			this.warnings.add(setting + " is " + value + ", longer than " + bound + ", a third of the smallest"
+					+ " idempotency lock-timeout (" + this.lockTimeout
+					+ "): a store that hangs can hold a lease renewal that long, so a "
 					+ "running handler could lose its key; set it below " + bound);
 		}
 	}

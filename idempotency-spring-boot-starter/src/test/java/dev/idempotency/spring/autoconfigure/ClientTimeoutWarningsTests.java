@@ -84,7 +84,10 @@ class ClientTimeoutWarningsTests {
 		IdempotencyPolicyProperties fast = new IdempotencyPolicyProperties();
 		fast.setLockTimeout(Duration.ofSeconds(3));
 		this.properties.getPolicies().put("fast", fast);
-		assertThat(check()).hasSize(3).allSatisfy((warning) -> assertThat(warning).contains("PT1S"));
+		// the warning names the bound and the lock timeout it is a third of
+		assertThat(check()).hasSize(3)
+			.allSatisfy((warning) -> assertThat(warning)
+				.contains("longer than PT1S, a third of the smallest idempotency lock-timeout (PT3S)"));
 	}
 
 	@Test
