@@ -137,15 +137,27 @@ public final class FormCanonicalizer {
 	 * one
 	 */
 	public static Charset charset(@Nullable String encoding) {
+		return charset(encoding, StandardCharsets.ISO_8859_1);
+	}
+
+	/**
+	 * Return the charset of a request's body, or the given default when the request names
+	 * none or an unsupported one: the default charset of the form reader of the stack,
+	 * such as UTF-8 for Spring WebFlux's.
+	 * @param encoding the request's character encoding, or {@code null}
+	 * @param defaultCharset the charset of a body whose request names none
+	 * @return the charset it names, or the default
+	 */
+	public static Charset charset(@Nullable String encoding, Charset defaultCharset) {
 		if (encoding != null) {
 			try {
 				return Charset.forName(encoding);
 			}
 			catch (IllegalArgumentException ex) {
-				// unsupported: fall back as the servlet specification does
+				// unsupported: fall back to the default
 			}
 		}
-		return StandardCharsets.ISO_8859_1;
+		return defaultCharset;
 	}
 
 	/**

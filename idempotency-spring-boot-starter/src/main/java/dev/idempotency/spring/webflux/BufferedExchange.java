@@ -16,10 +16,6 @@
 
 package dev.idempotency.spring.webflux;
 
-import java.util.List;
-import java.util.Map;
-
-import dev.idempotency.spring.http.FormCanonicalizer;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -34,6 +30,7 @@ import org.springframework.http.codec.multipart.Part;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.util.CollectionUtils;
 import org.springframework.util.LinkedMultiValueMap;
 import org.springframework.util.MultiValueMap;
 import org.springframework.web.server.ServerWebExchange;
@@ -42,16 +39,26 @@ import org.springframework.web.server.ServerWebExchangeDecorator;
 /**
  * The exchange that the handler of an admitted request sees: its body is the copy that
  * the filter read (the original can be read once only), and so are its form and multipart
- * data, which WebFlux would otherwise read from the original body. A form that a filter
- * before this one read (Spring Security's CSRF check does) is the exchange's, which keeps
- * what it parsed: the body is empty then, as it is to any reader after the first.
+ * data, which the application's readers parse from that copy as WebFlux would have parsed
+ * them from the original body (a form in UTF-8 when its content type names no charset,
+ * with the reader's errors). A form that a filter before this one read (Spring Security's
+ * CSRF check does) is the exchange's, which keeps what it parsed: the body is empty then,
+ * as it is to any reader after the first. A request that is neither a form nor multipart
+ * has the exchange's own, empty, form and multipart data.
  *
  * @author Idempotency contributors
  */
 final class BufferedExchange extends ServerWebExchangeDecorator {
 
+	private static final ResolvableType FORM_DATA = ResolvableType.forClassWithGenerics(MultiValueMap.class,
+			String.class, String.class);
+
 	private static final ResolvableType MULTIPART_DATA = ResolvableType.forClassWithGenerics(MultiValueMap.class,
 			String.class, Part.class);
+
+	private static final Mono<MultiValueMap<String, String>> EMPTY_FORM_DATA = Mono
+		.just(CollectionUtils.unmodifiableMultiValueMap(new LinkedMultiValueMap<String, String>(0)))
+		.cache();
 
 	private final ServerHttpRequest request;
 
@@ -62,7 +69,8 @@ final class BufferedExchange extends ServerWebExchangeDecorator {
 	private final Mono<MultiValueMap<String, Part>> multipartData;
 
 	BufferedExchange(ServerWebExchange delegate, byte[] body, ServerHttpResponse response,
-			@Nullable ServerCodecConfigurer codecs, boolean formConsumed) {
+			HttpMessageReader<MultiValueMap<String, String>> formReader, @Nullable ServerCodecConfigurer codecs,
+			boolean formConsumed) {
 		super(delegate);
 		this.request = new ServerHttpRequestDecorator(delegate.getRequest()) {
 
@@ -76,33 +84,35 @@ final class BufferedExchange extends ServerWebExchangeDecorator {
 		};
 		this.response = response;
 		MediaType contentType = delegate.getRequest().getHeaders().getContentType();
-		// a form read before the filter is the exchange's, which keeps it
-		this.formData = formConsumed ? delegate.getFormData()
-				: Mono.fromSupplier(() -> formData(contentType, body)).cache();
-		this.multipartData = multipartData(contentType, codecs).cache();
-	}
-
-	private static MultiValueMap<String, String> formData(@Nullable MediaType contentType, byte[] body) {
-		MultiValueMap<String, String> form = new LinkedMultiValueMap<>();
-		if (contentType != null && MediaType.APPLICATION_FORM_URLENCODED.isCompatibleWith(contentType)) {
-			Map<String, List<String>> parsed = FormCanonicalizer.parseLeniently(body,
-					FormCanonicalizer.charset(contentType.getParameter("charset")));
-			parsed.forEach(form::addAll);
+		if (contentType != null && contentType.isCompatibleWith(MediaType.APPLICATION_FORM_URLENCODED)) {
+			// a form read before the filter is the exchange's, which keeps it
+			this.formData = formConsumed ? delegate.getFormData()
+					: formReader
+						.readMono(FORM_DATA, this.request, Hints.from(Hints.LOG_PREFIX_HINT, delegate.getLogPrefix()))
+						.switchIfEmpty(EMPTY_FORM_DATA)
+						.cache();
+			this.multipartData = delegate.getMultipartData();
 		}
-		return form;
+		else if (contentType != null && contentType.isCompatibleWith(MediaType.MULTIPART_FORM_DATA)) {
+			this.formData = delegate.getFormData();
+			this.multipartData = multipartData(codecs).cache();
+		}
+		else {
+			// neither: the exchange's own, which never read the body for them
+			this.formData = delegate.getFormData();
+			this.multipartData = delegate.getMultipartData();
+		}
 	}
 
 	@SuppressWarnings("unchecked")
-	private Mono<MultiValueMap<String, Part>> multipartData(@Nullable MediaType contentType,
-			@Nullable ServerCodecConfigurer codecs) {
-		if (contentType == null || !MediaType.MULTIPART_FORM_DATA.isCompatibleWith(contentType) || codecs == null) {
-			return Mono.fromSupplier(LinkedMultiValueMap::new);
-		}
-		for (HttpMessageReader<?> reader : codecs.getReaders()) {
-			if (reader.canRead(MULTIPART_DATA, MediaType.MULTIPART_FORM_DATA)) {
-				return ((HttpMessageReader<MultiValueMap<String, Part>>) reader)
-					.readMono(MULTIPART_DATA, this.request, Hints.none())
-					.switchIfEmpty(Mono.fromSupplier(LinkedMultiValueMap::new));
+	private Mono<MultiValueMap<String, Part>> multipartData(@Nullable ServerCodecConfigurer codecs) {
+		if (codecs != null) {
+			for (HttpMessageReader<?> reader : codecs.getReaders()) {
+				if (reader.canRead(MULTIPART_DATA, MediaType.MULTIPART_FORM_DATA)) {
+					return ((HttpMessageReader<MultiValueMap<String, Part>>) reader)
+						.readMono(MULTIPART_DATA, this.request, Hints.none())
+						.switchIfEmpty(Mono.fromSupplier(LinkedMultiValueMap::new));
+				}
 			}
 		}
 		return Mono.fromSupplier(LinkedMultiValueMap::new);

@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.webflux;
 
+import java.nio.charset.Charset;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -40,7 +41,12 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import org.springframework.core.Ordered;
+import org.springframework.core.ResolvableType;
+import org.springframework.http.MediaType;
+import org.springframework.http.codec.FormHttpMessageReader;
+import org.springframework.http.codec.HttpMessageReader;
 import org.springframework.http.codec.ServerCodecConfigurer;
+import org.springframework.util.MultiValueMap;
 import org.springframework.util.StringUtils;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
@@ -109,7 +115,16 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private Scheduler storeScheduler = Schedulers.boundedElastic();
 
+	private static final ResolvableType FORM_DATA = ResolvableType.forClassWithGenerics(MultiValueMap.class,
+			String.class, String.class);
+
 	private @Nullable ServerCodecConfigurer codecs;
+
+	// the reader of the application's form data, as WebFlux reads it for an exchange
+	private HttpMessageReader<MultiValueMap<String, String>> formReader = new FormHttpMessageReader();
+
+	// the charset in which the form reader decodes a form whose content type names none
+	private Charset formCharset = FormHttpMessageReader.DEFAULT_CHARSET;
 
 	private List<WebExceptionHandler> exceptionHandlers = List.of();
 
@@ -205,13 +220,28 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
-	 * Set the codecs with which a handler's multipart body is read again from the copy
-	 * that the filter read; without them a multipart body reaches the handler as bytes
-	 * only.
+	 * Set the codecs with which a handler's form and multipart data are read again from
+	 * the copy of the body that the filter read, as WebFlux reads them for any exchange;
+	 * a form is fingerprinted in the charset in which their form reader decodes it.
+	 * Without them a form is read by a {@link FormHttpMessageReader} with its defaults
+	 * (UTF-8), and a multipart body reaches the handler as bytes only.
 	 * @param codecs the application's codecs, or {@code null}
 	 */
+	@SuppressWarnings("unchecked")
 	public void setCodecs(@Nullable ServerCodecConfigurer codecs) {
 		this.codecs = codecs;
+		HttpMessageReader<MultiValueMap<String, String>> reader = new FormHttpMessageReader();
+		if (codecs != null) {
+			for (HttpMessageReader<?> candidate : codecs.getReaders()) {
+				if (candidate.canRead(FORM_DATA, MediaType.APPLICATION_FORM_URLENCODED)) {
+					reader = (HttpMessageReader<MultiValueMap<String, String>>) candidate;
+					break;
+				}
+			}
+		}
+		this.formReader = reader;
+		this.formCharset = (reader instanceof FormHttpMessageReader form) ? form.getDefaultCharset()
+				: FormHttpMessageReader.DEFAULT_CHARSET;
 	}
 
 	/**
@@ -328,6 +358,14 @@ public final class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	@Nullable ServerCodecConfigurer codecs() {
 		return this.codecs;
+	}
+
+	HttpMessageReader<MultiValueMap<String, String>> formReader() {
+		return this.formReader;
+	}
+
+	Charset formCharset() {
+		return this.formCharset;
 	}
 
 	List<WebExceptionHandler> exceptionHandlers() {

@@ -312,7 +312,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 			}
 			return read;
 		}
-		Map<String, List<String>> form = FormCanonicalizer.parseStrictly(read, FormCanonicalizer.charset(charset()));
+		Map<String, List<String>> form = FormCanonicalizer.parseStrictly(read,
+				FormCanonicalizer.charset(charset(), this.filter.formCharset()));
 		if (form == null) {
 			return read;
 		}
@@ -457,8 +458,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		this.detached = true;
 		CapturingResponse capture = new CapturingResponse(this.exchange.getResponse(), this.policy.maxResponseBody(),
 				() -> writeExpiryBeforeStreaming(execution));
-		ServerWebExchange buffered = new BufferedExchange(this.exchange, this.body, capture, this.filter.codecs(),
-				this.formConsumed);
+		ServerWebExchange buffered = new BufferedExchange(this.exchange, this.body, capture, this.filter.formReader(),
+				this.filter.codecs(), this.formConsumed);
 		Sinks.One<CompletionOutcome> completed = Sinks.one();
 		return Mono.deferContextual((context) -> {
 			// not tied to the client: if it goes away, the handler still runs to its end
@@ -581,7 +582,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		// fail-open: the engine has logged it; run without protection
 		this.observation.outcome(IdempotencyOutcome.FAIL_OPEN);
 		return chain().filter(new BufferedExchange(this.exchange, this.body, this.exchange.getResponse(),
-				this.filter.codecs(), this.formConsumed));
+				this.filter.formReader(), this.filter.codecs(), this.formConsumed));
 	}
 
 	private Mono<Void> refuse(Refusal refusal) {

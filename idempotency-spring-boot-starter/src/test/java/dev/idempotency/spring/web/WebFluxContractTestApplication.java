@@ -310,6 +310,12 @@ class WebFluxContractTestApplication {
 				.map((form) -> "form " + new TreeMap<>(form) + " run " + count("form", exchange));
 		}
 
+		// the same form, without idempotency: what plain WebFlux hands a handler
+		@PostMapping("/form/plain")
+		Mono<String> plainForm(ServerWebExchange exchange) {
+			return exchange.getFormData().map((form) -> "form " + new TreeMap<>(form));
+		}
+
 		@PostMapping("/multipart")
 		@Idempotent
 		Mono<String> multipart(ServerWebExchange exchange) {

@@ -297,6 +297,52 @@ class WebFluxFilterIT extends AbstractWebIT {
 	}
 
 	@Test
+	void aFormReachesTheHandlerAsPlainWebFluxParsesIt() throws Exception {
+		String form = "application/x-www-form-urlencoded";
+		// UTF-8 when the content type names no charset, a name without a value, a byte
+		// that is no UTF-8, a charset of the request's own
+		String[][] bodies = { { "note=caf%C3%A9&amount=5", form }, { "flag&amount=5", form },
+				{ "flag=&note=caf%E9", form }, { "note=caf%E9", form + "; charset=ISO-8859-1" } };
+		for (String[] body : bodies) {
+			HttpResponse<byte[]> plain = post("/form/plain", null, body[0], "Content-Type", body[1]);
+			assertThat(plain.statusCode()).isEqualTo(200);
+			HttpResponse<byte[]> idempotent = post("/form", newKey(), body[0], "Content-Type", body[1]);
+			assertThat(idempotent.statusCode()).isEqualTo(200);
+			assertThat(text(idempotent)).as(body[0]).isEqualTo(text(plain) + " run 1");
+		}
+		assertThat(text(post("/form/plain", null, "note=caf%C3%A9&flag", "Content-Type", form)))
+			.isEqualTo("form {flag=[null], note=[caf\u00e9]}");
+		// a malformed escape fails as it does without idempotency
+		HttpResponse<byte[]> plain = post("/form/plain", null, "x=%zz&y=1", "Content-Type", form);
+		assertThat(plain.statusCode()).isGreaterThanOrEqualTo(400);
+		String key = newKey();
+		HttpResponse<byte[]> idempotent = post("/form", key, "x=%zz&y=1", "Content-Type", form);
+		assertThat(idempotent.statusCode()).isEqualTo(plain.statusCode());
+		assertThat(errorOf(idempotent)).isEqualTo(errorOf(plain));
+		assertThat(this.counter.count("form", key)).isZero();
+	}
+
+	private static String errorOf(HttpResponse<byte[]> response) {
+		String body = text(response);
+		int start = body.indexOf("\"error\":");
+		return (start >= 0) ? body.substring(start, body.indexOf(',', start)) : body;
+	}
+
+	@Test
+	void aUtf8FormIsTheSameRequestInEitherEncodingOfItsValues() throws Exception {
+		String form = "application/x-www-form-urlencoded";
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/form", key, "note=caf%C3%A9", "Content-Type", form);
+		assertThat(text(first)).isEqualTo("form {note=[caf\u00e9]} run 1");
+		HttpResponse<byte[]> again = post("/form", key, "note=caf%c3%a9", "Content-Type", form);
+		assertThat(again.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(again.body()).isEqualTo(first.body());
+		HttpResponse<byte[]> other = post("/form", key, "note=cafe", "Content-Type", form);
+		assertThat(other.statusCode()).isEqualTo(422);
+		assertThat(this.counter.count("form", key)).isEqualTo(1);
+	}
+
+	@Test
 	void aMultipartBodyReachesTheHandlerFromTheFiltersCopy() throws Exception {
 		String key = newKey();
 		String boundary = "b0undary";

@@ -103,6 +103,21 @@ class WebFluxSecurityIT extends AbstractWebIT {
 		assertThat(this.counter.count("form", key)).isEqualTo(1);
 	}
 
+	@Test
+	void formReadByCsrfFilterReachesTheHandlerAsWithoutIt() throws Exception {
+		HttpResponse<byte[]> csrf = send(authorized(HttpRequest.newBuilder(uri("/csrf")), "alice").GET().build());
+		String token = text(csrf);
+		String session = csrf.headers().firstValue("Set-Cookie").orElseThrow().split(";", 2)[0];
+		String key = newKey();
+		// what WebFluxFilterIT's handler gets without Spring Security
+		HttpResponse<byte[]> first = form(key, session, "note=caf%C3%A9&flag&_csrf=" + token);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(text(first)).isEqualTo("form {_csrf=[" + token + "], flag=[null], note=[caf\u00e9]} run 1");
+		HttpResponse<byte[]> retry = form(key, session, "_csrf=" + token + "&note=caf%c3%a9&flag");
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(this.counter.count("form", key)).isEqualTo(1);
+	}
+
 	private HttpResponse<byte[]> form(String key, String session, String body) throws Exception {
 		return send(authorized(HttpRequest.newBuilder(uri("/form")), "alice").header(KEY, key)
 			.header("Cookie", session)
