@@ -103,9 +103,12 @@ import org.springframework.util.ClassUtils;
  * back, so that a retry never replays work that was rolled back. Inside a request to a
  * transactional endpoint, whose transaction the claim joined, the outcome is stored in
  * that transaction instead, on its connection, before its commit. Either way, a second
- * call under the same key in the same transaction gets the first one's outcome. A policy
- * that is {@code transactional} is refused: its claim would have to join a transaction
- * the template does not own.
+ * call under the same key in the same transaction gets the first one's outcome, unless
+ * the transaction rolled back to a savepoint made before the first call ended: that
+ * call's writes are gone, so its outcome is forgotten, its key released at once, and the
+ * next call under the key runs the operation again. A policy that is
+ * {@code transactional} is refused: its claim would have to join a transaction the
+ * template does not own.
  * <p>
  * <b>Observations.</b> With an {@link #setObservationRegistry(ObservationRegistry)
  * observation registry}, each call is observed as the {@code idempotency.call}
@@ -492,8 +495,9 @@ public final class IdempotencyTemplate {
 
 	// store the outcome (or release the key, for null) now, or in or when the caller's
 	// transaction ends: work that is rolled back must not be replayed
-	private static void end(Execution execution, RequestFingerprint fingerprint, @Nullable StoredResponse outcome) {
-		if (TRANSACTIONS_PRESENT && AfterTransaction.end(execution, fingerprint, outcome)) {
+	private void end(Execution execution, RequestFingerprint fingerprint, @Nullable StoredResponse outcome) {
+		if (TRANSACTIONS_PRESENT
+				&& AfterTransaction.end(this.settings.engine.store(), execution, fingerprint, outcome)) {
 			return;
 		}
 		if (outcome != null) {
@@ -549,7 +553,8 @@ public final class IdempotencyTemplate {
 				result = this.action.run();
 			}
 			catch (Throwable ex) {
-				end(execution, this.fingerprint, this.deterministic.stores(ex) ? results.exception(ex) : null);
+				IdempotencyTemplate.this.end(execution, this.fingerprint,
+						this.deterministic.stores(ex) ? results.exception(ex) : null);
 				throw ex;
 			}
 			StoredResponse stored;
@@ -564,7 +569,7 @@ public final class IdempotencyTemplate {
 						ex.getCause());
 				stored = results.notStored(ex.reason());
 			}
-			end(execution, this.fingerprint, stored);
+			IdempotencyTemplate.this.end(execution, this.fingerprint, stored);
 			return result;
 		}
 

@@ -25,6 +25,7 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -39,6 +40,7 @@ import javax.sql.DataSource;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.spring.method.MethodTestApplication.ChargeCommand;
 import dev.idempotency.spring.method.MethodTestApplication.Charges;
+import dev.idempotency.spring.method.MethodTestApplication.Checkout;
 import dev.idempotency.spring.method.MethodTestApplication.Receipt;
 import dev.idempotency.test.servers.TestServers;
 import org.jspecify.annotations.Nullable;
@@ -56,6 +58,7 @@ import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -372,6 +375,139 @@ class IdempotentMethodIT {
 	}
 
 	@Test
+	void aCallInASavepointThatRolledBackIsNotReplayedWhenTheOuterTransactionCommits() throws Exception {
+		String key = newKey();
+		Receipt rolledBack = transaction(this.a).execute((outer) -> {
+			Receipt receipt = savepoint(this.a).execute((inner) -> {
+				Receipt charged = chargeUnchecked(charges(this.a), new ChargeCommand(key, 820, ""));
+				inner.setRollbackOnly();
+				return charged;
+			});
+			// a write of the outer transaction, which commits
+			this.jdbc.update("INSERT INTO method_call (operation, request_id) VALUES ('outer', ?)", key);
+			return receipt;
+		});
+		// the charge rolled back with its savepoint, the outer transaction committed
+		assertThat(calls("outer", key)).isOne();
+		assertThat(charged(key)).isZero();
+		assertThat(recordStatus(key)).isNull();
+		// nothing to replay: the retry, on the other instance, runs
+		Receipt retry = charges(this.b).charge(new ChargeCommand(key, 820, ""));
+		assertThat(retry.chargeId()).isNotEqualTo(rolledBack.chargeId());
+		assertThat(calls("charge", key)).isEqualTo(2);
+		assertThat(charged(key)).isOne();
+		assertThat(charges(this.a).charge(new ChargeCommand(key, 820, ""))).isEqualTo(retry);
+		assertThat(calls("charge", key)).isEqualTo(2);
+	}
+
+	@Test
+	void aKeyWhoseSavepointRolledBackIsFreeAtOnceForAnotherCaller() throws Exception {
+		String key = newKey();
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Receipt other = transaction(this.a).execute((outer) -> {
+				savepoint(this.a).executeWithoutResult((inner) -> {
+					chargeUnchecked(charges(this.a), new ChargeCommand(key, 830, ""));
+					inner.setRollbackOnly();
+				});
+				// the outer transaction is still open: the call on the other instance
+				// runs, not told it is in progress
+				try {
+					return executor.submit(() -> charges(this.b).charge(new ChargeCommand(key, 830, "")))
+						.get(30, TimeUnit.SECONDS);
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException(ex);
+				}
+			});
+			assertThat(calls("charge", key)).isEqualTo(2);
+			assertThat(charged(key)).isOne();
+			assertThat(charges(this.a).charge(new ChargeCommand(key, 830, ""))).isEqualTo(other);
+			assertThat(calls("charge", key)).isEqualTo(2);
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void aSecondCallAfterASavepointRolledBackRunsAgainAndWhatASavepointReleasedIsKept() throws Exception {
+		String again = newKey();
+		String released = newKey();
+		String kept = newKey();
+		String innerRolledBack = newKey();
+		String outerRolledBack = newKey();
+		Map<String, Receipt> receipts = new HashMap<>();
+		transaction(this.a).executeWithoutResult((outer) -> {
+			savepoint(this.a).executeWithoutResult((inner) -> {
+				chargeUnchecked(charges(this.a), new ChargeCommand(again, 100, ""));
+				inner.setRollbackOnly();
+			});
+			// the first charge is gone: the second call runs
+			receipts.put(again, chargeUnchecked(charges(this.a), new ChargeCommand(again, 100, "")));
+			// a savepoint released into the outer transaction keeps its call's outcome
+			Receipt first = savepoint(this.a)
+				.execute((inner) -> chargeUnchecked(charges(this.a), new ChargeCommand(released, 200, "")));
+			assertThat(chargeUnchecked(charges(this.a), new ChargeCommand(released, 200, ""))).isEqualTo(first);
+			receipts.put(released, first);
+			// a savepoint inside a savepoint: the inner one rolls back, the outer is
+			// released
+			savepoint(this.a).executeWithoutResult((middle) -> {
+				receipts.put(kept, chargeUnchecked(charges(this.a), new ChargeCommand(kept, 300, "")));
+				savepoint(this.a).executeWithoutResult((inner) -> {
+					chargeUnchecked(charges(this.a), new ChargeCommand(innerRolledBack, 400, ""));
+					inner.setRollbackOnly();
+				});
+			});
+			// the inner one is released, the outer rolls back: both calls are gone
+			savepoint(this.a).executeWithoutResult((middle) -> {
+				savepoint(this.a).executeWithoutResult(
+						(inner) -> chargeUnchecked(charges(this.a), new ChargeCommand(outerRolledBack, 500, "")));
+				middle.setRollbackOnly();
+			});
+			assertThat(chargeUnchecked(charges(this.a), new ChargeCommand(kept, 300, "")))
+				.isEqualTo(receipts.get(kept));
+		});
+		assertThat(calls("charge", again)).isEqualTo(2);
+		assertThat(calls("charge", released)).isOne();
+		assertThat(calls("charge", kept)).isOne();
+		assertThat(calls("charge", innerRolledBack)).isOne();
+		assertThat(calls("charge", outerRolledBack)).isOne();
+		for (String key : List.of(again, released, kept)) {
+			assertThat(charged(key)).as(key).isOne();
+			// committed: the other instance replays the call that persisted
+			assertThat(charges(this.b).charge(new ChargeCommand(key, receipts.get(key).amount(), "")))
+				.isEqualTo(receipts.get(key));
+		}
+		for (String key : List.of(innerRolledBack, outerRolledBack)) {
+			assertThat(charged(key)).as(key).isZero();
+			assertThat(recordStatus(key)).as(key).isNull();
+		}
+		// nothing of those persisted: a retry runs them
+		charges(this.b).charge(new ChargeCommand(innerRolledBack, 400, ""));
+		charges(this.b).charge(new ChargeCommand(outerRolledBack, 500, ""));
+		assertThat(calls("charge", innerRolledBack)).isEqualTo(2);
+		assertThat(calls("charge", outerRolledBack)).isEqualTo(2);
+		assertThat(calls("charge", again)).isEqualTo(2);
+		assertThat(calls("charge", released)).isOne();
+	}
+
+	@Test
+	void aTransactionalServiceThatChargesAgainAfterASavepointRolledBackRunsTheSecondCall() throws Exception {
+		String key = newKey();
+		List<Receipt> receipts = this.a.getBean(Checkout.class)
+			.chargeAgainAfterASavepointRolledBack(new ChargeCommand(key, 610, ""));
+		// the second charge ran: it is not the first one's, which rolled back
+		assertThat(receipts.get(1).chargeId()).isNotEqualTo(receipts.get(0).chargeId());
+		assertThat(calls("charge", key)).isEqualTo(2);
+		assertThat(charged(key)).isOne();
+		assertThat(this.jdbc.queryForObject("SELECT id FROM method_charge WHERE request_id = ?", Long.class, key))
+			.isEqualTo(receipts.get(1).chargeId());
+		assertThat(charges(this.b).charge(new ChargeCommand(key, 610, ""))).isEqualTo(receipts.get(1));
+		assertThat(calls("charge", key)).isEqualTo(2);
+	}
+
+	@Test
 	void keysAreScopedByTheCurrentRequestOrByTheirExpression() throws Exception {
 		String key = newKey();
 		assertThat(postScoped(this.a, key, "acme")).isEqualTo("ran");
@@ -473,6 +609,17 @@ class IdempotentMethodIT {
 		finally {
 			executor.shutdownNow();
 		}
+	}
+
+	private static TransactionTemplate transaction(ConfigurableApplicationContext instance) {
+		return new TransactionTemplate(instance.getBean(PlatformTransactionManager.class));
+	}
+
+	// a savepoint in the transaction that is active, as Spring makes it for NESTED
+	private static TransactionTemplate savepoint(ConfigurableApplicationContext instance) {
+		TransactionTemplate savepoint = transaction(instance);
+		savepoint.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+		return savepoint;
 	}
 
 	private long calls(String operation, String requestId) {

@@ -36,7 +36,10 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
@@ -247,6 +250,45 @@ class MethodTestApplication {
 			this.entered.put(requestId, entered);
 			this.gates.put(requestId, gate);
 			return entered;
+		}
+
+	}
+
+	/**
+	 * A plain {@code @Transactional} service that charges inside a savepoint
+	 * ({@code PROPAGATION_NESTED}) which it rolls back, then charges again under the same
+	 * key in the same transaction.
+	 */
+	@Service
+	static class Checkout {
+
+		private final Charges charges;
+
+		private final TransactionTemplate savepoint;
+
+		Checkout(Charges charges, PlatformTransactionManager transactionManager) {
+			this.charges = charges;
+			this.savepoint = new TransactionTemplate(transactionManager);
+			this.savepoint.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+		}
+
+		// the receipts of both charges: the first one's rolled back with its savepoint
+		@Transactional
+		List<Receipt> chargeAgainAfterASavepointRolledBack(ChargeCommand command) throws InterruptedException {
+			Receipt first = this.savepoint.execute((status) -> {
+				try {
+					return this.charges.charge(command);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+				finally {
+					status.setRollbackOnly();
+				}
+			});
+			Receipt second = this.charges.charge(command);
+			return List.of(first, second);
 		}
 
 	}

@@ -415,6 +415,55 @@ abstract class AbstractTransactionalModeIT {
 	}
 
 	@Test
+	void idempotentMethodWhoseSavepointRolledBackRunsAgainInTheSameRequestAndNothingOfItIsReplayed() throws Exception {
+		String key = newKey();
+		String nestedKey = newKey();
+		HttpResponse<String> first = post(this.a, key, "savepoint",
+				Map.of("X-Nested", nestedKey, "X-Nested-Calls", "2", "X-Nested-Savepoint", "rollback"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+		// the first call's entry and record rolled back with its savepoint: the second
+		// call ran again, and its entry and record committed with the request
+		assertThat(nested(this.a).runs(nestedKey)).isEqualTo(2);
+		assertThat(nestedEntries(nestedKey)).isOne();
+		assertThat(awaitRecordStatus(nestedKey, "C")).isEqualTo("C");
+		assertThat(nested(this.b).apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested(this.a).runs(nestedKey) + nested(this.b).runs(nestedKey)).isEqualTo(2);
+		assertThat(nestedEntries(nestedKey)).isOne();
+	}
+
+	@Test
+	void idempotentMethodWhoseSavepointRolledBackAloneIsNotReplayedAfterTheRequestCommitted() throws Exception {
+		String key = newKey();
+		String nestedKey = newKey();
+		HttpResponse<String> first = post(this.a, key, "savepoint",
+				Map.of("X-Nested", nestedKey, "X-Nested-Savepoint", "rollback"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+		assertThat(entries(key)).isOne();
+		assertThat(nestedEntries(nestedKey)).isZero();
+		assertThat(recordStatus(nestedKey)).isNull();
+		// nothing of the call persisted, in either tier: a later call runs it, and the
+		// one after that replays it
+		assertThat(nested(this.b).apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested(this.a).apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested(this.a).runs(nestedKey) + nested(this.b).runs(nestedKey)).isEqualTo(2);
+		assertThat(recordStatus(nestedKey)).isEqualTo("C");
+	}
+
+	@Test
+	void idempotentMethodWhoseSavepointWasReleasedCommitsWithTheRequestAndRunsOnce() throws Exception {
+		String key = newKey();
+		String nestedKey = newKey();
+		HttpResponse<String> first = post(this.a, key, "savepoint",
+				Map.of("X-Nested", nestedKey, "X-Nested-Calls", "2", "X-Nested-Savepoint", "release"));
+		assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+		assertThat(nested(this.a).runs(nestedKey)).isOne();
+		assertThat(nestedEntries(nestedKey)).isOne();
+		assertThat(awaitRecordStatus(nestedKey, "C")).isEqualTo("C");
+		assertThat(nested(this.b).apply(nestedKey, 0)).isEqualTo("applied " + nestedKey);
+		assertThat(nested(this.a).runs(nestedKey) + nested(this.b).runs(nestedKey)).isOne();
+	}
+
+	@Test
 	void idempotentMethodOfARolledBackRequestRollsBackWithItAndRunsAgain() throws Exception {
 		String key = newKey();
 		String nestedKey = newKey();

@@ -70,7 +70,10 @@ import org.springframework.web.bind.annotation.RestController;
  * {@code @Transactional} service ({@code service}, the default), a
  * {@code TransactionTemplate} ({@code template}) or a bare {@code JdbcClient} call
  * ({@code client}). With {@code X-Audit: true} the handler also writes an audit row
- * through a {@code REQUIRES_NEW} method, after the test released it.
+ * through a {@code REQUIRES_NEW} method, after the test released it. With
+ * {@code X-Nested-Savepoint} ({@code rollback} or {@code release}) the first call of the
+ * nested idempotent method runs in a savepoint ({@code NESTED}) that is then rolled back
+ * or released.
  *
  * @author Idempotency contributors
  */
@@ -202,6 +205,8 @@ class TransactionalTestApplication {
 
 		private final TransactionTemplate transactionTemplate;
 
+		private final TransactionTemplate savepoint;
+
 		private final JdbcClient jdbcClient;
 
 		private final Map<String, CountDownLatch> entered = new ConcurrentHashMap<>();
@@ -222,6 +227,8 @@ class TransactionalTestApplication {
 			this.nested = nested;
 			this.events = events;
 			this.transactionTemplate = new TransactionTemplate(transactionManager);
+			this.savepoint = new TransactionTemplate(transactionManager);
+			this.savepoint.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
 			// no annotation, no template: it joins the transaction bound to the thread
 			this.jdbcClient = JdbcClient.create(dataSource);
 		}
@@ -235,6 +242,7 @@ class TransactionalTestApplication {
 				@RequestHeader(name = "X-Nested", defaultValue = "") String nestedKey,
 				@RequestHeader(name = "X-Nested-Millis", defaultValue = "0") long nestedMillis,
 				@RequestHeader(name = "X-Nested-Calls", defaultValue = "1") int nestedCalls,
+				@RequestHeader(name = "X-Nested-Savepoint", defaultValue = "") String nestedSavepoint,
 				@RequestHeader(name = "X-After-Commit", defaultValue = "") String afterCommitKey)
 				throws InterruptedException {
 			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
@@ -258,7 +266,13 @@ class TransactionalTestApplication {
 			List<String> nestedResults = new ArrayList<>();
 			if (!nestedKey.isEmpty()) {
 				for (int i = 0; i < nestedCalls; i++) {
-					nestedResults.add(this.nested.apply(nestedKey, nestedMillis));
+					if (i == 0 && !nestedSavepoint.isEmpty()) {
+						nestedResults
+							.add(applyInSavepoint(nestedKey, nestedMillis, nestedSavepoint.equals("rollback")));
+					}
+					else {
+						nestedResults.add(this.nested.apply(nestedKey, nestedMillis));
+					}
 				}
 			}
 			if (!afterCommitKey.isEmpty()) {
@@ -316,7 +330,27 @@ class TransactionalTestApplication {
 		@Idempotent("quick")
 		ResponseEntity<String> postQuick(@RequestHeader("Idempotency-Key") String key, @RequestBody String body,
 				@RequestHeader(name = "X-Mode", defaultValue = "") String mode) throws InterruptedException {
-			return post(key, body, mode, "service", false, "", 0, 1, "");
+			return post(key, body, mode, "service", false, "", 0, 1, "", "");
+		}
+
+		// the nested method in a savepoint of the request's transaction (NESTED), which
+		// is
+		// rolled back after it returned, or released into the request's transaction
+		private String applyInSavepoint(String key, long millis, boolean rollBack) {
+			return Objects.requireNonNull(this.savepoint.execute((status) -> {
+				try {
+					return this.nested.apply(key, millis);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IllegalStateException(ex);
+				}
+				finally {
+					if (rollBack) {
+						status.setRollbackOnly();
+					}
+				}
+			}));
 		}
 
 		private long recordWithClient(String key, String body) {
