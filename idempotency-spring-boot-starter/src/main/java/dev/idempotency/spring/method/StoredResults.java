@@ -20,6 +20,7 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,13 +32,15 @@ import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.StoredResponse;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
-import tools.jackson.databind.BeanProperty;
+import tools.jackson.databind.AnnotationIntrospector;
+import tools.jackson.databind.DeserializationContext;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.deser.SettableBeanProperty;
+import tools.jackson.databind.deser.bean.BeanDeserializerBase;
 import tools.jackson.databind.exc.InvalidDefinitionException;
+import tools.jackson.databind.introspect.AnnotatedMember;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.jsonFormatVisitors.JsonFormatVisitorWrapper;
-import tools.jackson.databind.jsonFormatVisitors.JsonObjectFormatVisitor;
 
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -227,10 +230,14 @@ final class StoredResults {
 	 * supports it, or Jackson finds how to create it and every value of it that Jackson
 	 * writes. Jackson is asked to read an empty JSON object as the type (or as the type
 	 * of the elements of a collection, map, array or {@code Optional}), and then as the
-	 * type of each property that Jackson writes for it, down to the leaves; only a
-	 * failure that is the type's own (no creator, an abstract type without type
-	 * information) counts, not one of the empty input. The types of the JDK are not
-	 * looked into.
+	 * type of each property that Jackson reads for it, as its deserializer reads it (the
+	 * type that {@code @JsonDeserialize(as, contentAs, keyAs)}, a mix-in or a module's
+	 * abstract type mapping gives it), down to the leaves; only a failure that is the
+	 * type's own (no creator, an abstract type without type information) counts, not one
+	 * of the empty input. A property that Jackson reads by its type id (a
+	 * {@code @JsonTypeInfo} on the property or its type) or with a deserializer of its
+	 * own is left to the read-back, as is a type whose deserializer is not a bean's. The
+	 * types of the JDK are not looked into.
 	 * @param declared the declared result type
 	 * @param type the same, as Jackson sees it
 	 * @return why it cannot be read back, or {@code null} if it can or no one can tell
@@ -245,7 +252,15 @@ final class StoredResults {
 	private @Nullable String unreadable(JavaType type, String path, Set<JavaType> seen) {
 		JavaType leaf = type;
 		while ((leaf.isContainerType() || leaf.isReferenceType()) && leaf.getContentType() != null) {
+			if (leaf.getTypeHandler() != null) {
+				// a @JsonTypeInfo on the property: Jackson reads its values by their type
+				// id
+				return null;
+			}
 			leaf = leaf.getContentType();
+		}
+		if (leaf.getTypeHandler() != null) {
+			return null;
 		}
 		Class<?> raw = leaf.getRawClass();
 		if (leaf.isPrimitive() || leaf.isEnumType() || leaf.isJavaLangObject() || raw == Void.class || raw == void.class
@@ -275,33 +290,34 @@ final class StoredResults {
 		return null;
 	}
 
-	// the properties Jackson writes for a type, by name
+	// the properties Jackson reads for a type, by name, each with the type Jackson
+	// reads it as: refined by @JsonDeserialize(as, contentAs, keyAs) and mix-ins, and
+	// carrying the type information of a @JsonTypeInfo on the property. A property with
+	// a deserializer of its own (@JsonDeserialize(using, contentUsing)) is left out: no
+	// one can tell here what it reads
 	private Map<String, JavaType> properties(JavaType type) {
 		Map<String, JavaType> properties = new LinkedHashMap<>();
 		try {
-			this.mapper.acceptJsonFormatVisitor(type, new JsonFormatVisitorWrapper.Base() {
-
-				@Override
-				public JsonObjectFormatVisitor expectObjectFormat(JavaType objectType) {
-					return new JsonObjectFormatVisitor.Base(getContext()) {
-
-						@Override
-						public void property(BeanProperty property) {
-							properties.put(property.getName(), property.getType());
-						}
-
-						@Override
-						public void optionalProperty(BeanProperty property) {
-							properties.put(property.getName(), property.getType());
-						}
-
-					};
+			DeserializationContext context = this.mapper._deserializationContext();
+			if (!(context.findRootValueDeserializer(type) instanceof BeanDeserializerBase bean)) {
+				return properties;
+			}
+			AnnotationIntrospector introspector = context.getAnnotationIntrospector();
+			List<SettableBeanProperty> all = new ArrayList<>();
+			bean.properties().forEachRemaining(all::add);
+			bean.creatorProperties().forEachRemaining(all::add);
+			for (SettableBeanProperty property : all) {
+				AnnotatedMember member = property.getMember();
+				if (property.getValueTypeDeserializer() != null || (member != null && introspector != null
+						&& (introspector.findDeserializer(context.getConfig(), member) != null
+								|| introspector.findContentDeserializer(context.getConfig(), member) != null))) {
+					continue;
 				}
-
-			});
+				properties.putIfAbsent(property.getName(), property.getType());
+			}
 		}
 		catch (RuntimeException ex) {
-			// Jackson cannot tell how it writes the type: the read-back will
+			// Jackson cannot tell how it reads the type: the read-back will
 		}
 		return properties;
 	}

@@ -147,6 +147,17 @@ class IdempotentMethodConfigurationTests {
 	}
 
 	@Test
+	void startsForAResultWhosePropertyJacksonReadsAsAConcreteType() {
+		this.runner.withBean(AsImplResult.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			AsImplResult bean = context.getBean(AsImplResult.class);
+			StoredResultsTests.AsImpl first = bean.make("k");
+			assertThat(bean.make("k")).isEqualTo(first).isNotSameAs(first);
+			assertThat(bean.runs()).isOne();
+		});
+	}
+
+	@Test
 	void failsForAResultDeclaredObject() {
 		this.runner.withBean(ObjectResult.class)
 			.run((context) -> assertThat(context).getFailure()
@@ -436,6 +447,24 @@ class IdempotentMethodConfigurationTests {
 		@Idempotent(key = "#p0")
 		Drawing draw(String key) {
 			return new Drawing("circle", new Circle(this.runs.incrementAndGet()));
+		}
+
+	}
+
+	// its property is declared as an interface, read as a record: Boot's mapper writes
+	// and reads it back
+	static class AsImplResult {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		int runs() {
+			return this.runs.get();
+		}
+
+		@Idempotent(key = "#p0")
+		StoredResultsTests.AsImpl make(String key) {
+			return new StoredResultsTests.AsImpl("a" + key,
+					new StoredResultsTests.Circle(this.runs.incrementAndGet() + 0.5));
 		}
 
 	}

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.idempotency.core.HttpHeader;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.StoredResponse;
@@ -27,7 +29,9 @@ import dev.idempotency.spring.method.StoredResults.DeterministicExceptions;
 import dev.idempotency.spring.method.StoredResults.NotStorableException;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JavaType;
+import tools.jackson.databind.annotation.JsonDeserialize;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.module.SimpleModule;
 
 import org.springframework.core.ParameterizedTypeReference;
 
@@ -157,6 +161,35 @@ class StoredResultsTests {
 	}
 
 	@Test
+	void theStartUpCheckHonoursWhatJacksonHonoursWhenItReadsAProperty() throws Exception {
+		// each of them Jackson writes and reads back: none is refused
+		Map<Object, java.lang.reflect.Type> readable = new java.util.LinkedHashMap<>();
+		readable.put(new AsImpl("a", new Circle(1.5)), AsImpl.class);
+		readable.put(new ContentAs(List.of(new Circle(2)), Map.of("c", new Circle(3))), ContentAs.class);
+		readable.put(new TypedProperty(new Circle(4), List.of(new Circle(5))), TypedProperty.class);
+		readable.put(new Holders(List.of(new AsImpl("b", new Circle(6)))), Holders.class);
+		for (Map.Entry<Object, java.lang.reflect.Type> result : readable.entrySet()) {
+			JavaType type = this.mapper.constructType(result.getValue());
+			Object read = this.mapper.readValue(this.mapper.writeValueAsString(result.getKey()), type);
+			assertThat(read).isEqualTo(result.getKey());
+			assertThat(unreadable(result.getValue())).as(result.getValue().getTypeName()).isNull();
+		}
+		// a mix-in, and an abstract type mapped by a module, of the application's mapper
+		JsonMapper mixedIn = JsonMapper.builder().addMixIn(Holder.class, HolderMixIn.class).build();
+		JsonMapper mapped = JsonMapper.builder()
+			.addModule(new SimpleModule().addAbstractTypeMapping(Shape.class, Circle.class))
+			.build();
+		for (JsonMapper mapper : List.of(mixedIn, mapped)) {
+			Holder holder = new Holder(new Circle(7));
+			assertThat(mapper.readValue(mapper.writeValueAsString(holder), Holder.class)).isEqualTo(holder);
+			assertThat(new StoredResults(mapper).unreadable(Holder.class, mapper.constructType(Holder.class))).isNull();
+		}
+		// and what Jackson cannot read is still refused
+		assertThat(unreadable(Holder.class)).contains("its property shape (" + Shape.class.getName() + ")");
+		assertThat(unreadable(AsAbstract.class)).contains("its property shape (");
+	}
+
+	@Test
 	void aResultThatWasNotStoredIsReplayedAsTheExceptionThatSaysSo() {
 		StoredResponse stored = this.results.notStored(StoredResults.TOO_LARGE);
 		assertThatExceptionOfType(IdempotentResultNotStoredException.class)
@@ -193,6 +226,43 @@ class StoredResultsTests {
 	}
 
 	record Outer(String name, Holder holder) {
+
+	}
+
+	record Circle(double r) implements Shape {
+
+	}
+
+	record AsImpl(String id, @JsonDeserialize(as = Circle.class) Shape shape) {
+
+	}
+
+	record ContentAs(@JsonDeserialize(contentAs = Circle.class) List<Shape> shapes,
+			@JsonDeserialize(contentAs = Circle.class) Map<String, Shape> byName) {
+
+	}
+
+	record TypedProperty(
+			@JsonTypeInfo(use = JsonTypeInfo.Id.NAME) @JsonSubTypes(@JsonSubTypes.Type(value = Circle.class,
+					name = "circle")) Shape shape,
+			@JsonTypeInfo(use = JsonTypeInfo.Id.NAME) @JsonSubTypes(@JsonSubTypes.Type(value = Circle.class,
+					name = "circle")) List<Shape> shapes) {
+
+	}
+
+	record Holders(List<AsImpl> holders) {
+
+	}
+
+	// as says another abstract type: Jackson cannot create it either
+	record AsAbstract(@JsonDeserialize(as = Shape.class) Shape shape) {
+
+	}
+
+	interface HolderMixIn {
+
+		@JsonDeserialize(as = Circle.class)
+		Shape shape();
 
 	}
 
