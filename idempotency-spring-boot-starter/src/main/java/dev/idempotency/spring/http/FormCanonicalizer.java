@@ -17,6 +17,7 @@
 package dev.idempotency.spring.http;
 
 import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Method;
 import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -29,6 +30,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
@@ -54,12 +56,51 @@ import org.jspecify.annotations.Nullable;
  * {@code name=value} pairs of printable ASCII with valid percent-escapes that decode in
  * the request's charset, servlet containers and Spring's form reader may disagree on its
  * parameters, and it is fingerprinted as raw bytes instead.
+ * <p>
+ * Spring Security's CSRF token is no business data, and its default request handlers mask
+ * it anew for every page they render: the parameter that carries it is left out of the
+ * fingerprint ({@link #csrfParameterName(Object)}, {@link #without(Map, String)}). Only a
+ * form with a {@value #CSRF_PARAMETER} parameter asks the request's token for its name,
+ * so that the token of a request that the CSRF check skipped is not loaded (and
+ * generated, with a session or a cookie) for nothing.
  *
  * @author Idempotency contributors
  */
 public final class FormCanonicalizer {
 
+	/**
+	 * The name of the parameter in which Spring Security's CSRF token repositories expect
+	 * the token by default.
+	 */
+	public static final String CSRF_PARAMETER = "_csrf";
+
 	private static final byte[] HEX = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
+
+	// Spring Security's CsrfToken of the servlet stack and of the reactive one
+	private static final String[] CSRF_TOKEN_TYPES = { "org.springframework.security.web.csrf.CsrfToken",
+			"org.springframework.security.web.server.csrf.CsrfToken" };
+
+	// the getParameterName() of a CsrfToken class, by the public interface that declares
+	// it
+	private static final ClassValue<Optional<Method>> CSRF_PARAMETER_NAME = new ClassValue<>() {
+
+		@Override
+		protected Optional<Method> computeValue(Class<?> type) {
+			for (String name : CSRF_TOKEN_TYPES) {
+				try {
+					Class<?> tokenType = Class.forName(name, false, type.getClassLoader());
+					if (tokenType.isAssignableFrom(type)) {
+						return Optional.of(tokenType.getMethod("getParameterName"));
+					}
+				}
+				catch (ReflectiveOperationException | LinkageError ex) {
+					// not this one
+				}
+			}
+			return Optional.empty();
+		}
+
+	};
 
 	private FormCanonicalizer() {
 	}
@@ -215,6 +256,49 @@ public final class FormCanonicalizer {
 			merged.put(name, all.toArray(new String[0]));
 		});
 		return Collections.unmodifiableMap(merged);
+	}
+
+	/**
+	 * Return the name of the parameter that carries a Spring Security {@code CsrfToken}
+	 * (of the servlet stack, {@code org.springframework.security.web.csrf.CsrfToken}, or
+	 * of the reactive one,
+	 * {@code org.springframework.security.web.server.csrf.CsrfToken}), as its
+	 * {@code getParameterName()} gives it. A deferred token is loaded by this (the CSRF
+	 * check has loaded it already for a request that it checked).
+	 * @param csrfToken the token, or {@code null}
+	 * @return the parameter's name, or {@code null} if {@code csrfToken} is no such token
+	 * or cannot tell
+	 */
+	public static @Nullable String csrfParameterName(@Nullable Object csrfToken) {
+		if (csrfToken == null) {
+			return null;
+		}
+		Method parameterName = CSRF_PARAMETER_NAME.get(csrfToken.getClass()).orElse(null);
+		if (parameterName == null) {
+			return null;
+		}
+		try {
+			return (parameterName.invoke(csrfToken) instanceof String name) ? name : null;
+		}
+		catch (ReflectiveOperationException | RuntimeException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * Return the parameters without those of one name.
+	 * @param parameters the parameters
+	 * @param name the name to leave out, or {@code null} for none
+	 * @return the parameters without {@code name}: {@code parameters} itself when it has
+	 * none of that name
+	 */
+	public static Map<String, String[]> without(Map<String, String[]> parameters, @Nullable String name) {
+		if (name == null || !parameters.containsKey(name)) {
+			return parameters;
+		}
+		Map<String, String[]> rest = new LinkedHashMap<>(parameters);
+		rest.remove(name);
+		return rest;
 	}
 
 	private static int indexOf(byte[] bytes, char c, int from, int to) {

@@ -55,6 +55,9 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 
 	private static final int INITIAL_CHUNKED_CAPACITY = 8192;
 
+	// the request attribute in which Spring Security's CsrfFilter puts the CsrfToken
+	private static final String CSRF_TOKEN_ATTRIBUTE = "org.springframework.security.web.csrf.CsrfToken";
+
 	private final byte[] body;
 
 	private final byte[] fingerprintBody;
@@ -114,7 +117,8 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 			if (FormCanonicalizer.minimumBodyLength(parameters, request.getQueryString()) > maxBody) {
 				return null;
 			}
-			return new BufferedRequestWrapper(request, EMPTY, FormCanonicalizer.canonicalize(parameters));
+			return new BufferedRequestWrapper(request, EMPTY,
+					FormCanonicalizer.canonicalize(withoutCsrfToken(parameters, request)));
 		}
 		Map<String, List<String>> bodyParameters = FormCanonicalizer.parseStrictly(body,
 				FormCanonicalizer.charset(request.getCharacterEncoding()));
@@ -123,7 +127,20 @@ final class BufferedRequestWrapper extends HttpServletRequestWrapper {
 		}
 		// the body has been read, so the container's parameters are the query's
 		Map<String, String[]> parameters = FormCanonicalizer.merge(request.getParameterMap(), bodyParameters);
-		return new BufferedRequestWrapper(request, body, FormCanonicalizer.canonicalize(parameters));
+		return new BufferedRequestWrapper(request, body,
+				FormCanonicalizer.canonicalize(withoutCsrfToken(parameters, request)));
+	}
+
+	// Spring Security's CSRF token is no business data, and its check, which runs first,
+	// has checked it: a form is fingerprinted without it, whether it was sent as a new
+	// masking of the session's token, a token of another session, or in the header
+	private static Map<String, String[]> withoutCsrfToken(Map<String, String[]> parameters,
+			HttpServletRequest request) {
+		if (!parameters.containsKey(FormCanonicalizer.CSRF_PARAMETER)) {
+			return parameters;
+		}
+		return FormCanonicalizer.without(parameters,
+				FormCanonicalizer.csrfParameterName(request.getAttribute(CSRF_TOKEN_ATTRIBUTE)));
 	}
 
 	private static byte @Nullable [] readBody(InputStream in, long contentLength, int maxBody, boolean form)

@@ -105,6 +105,10 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	// Security can set as the exchange's principal: not a principal that scopes keys
 	private static final String ANONYMOUS_TOKEN = "org.springframework.security.authentication.AnonymousAuthenticationToken";
 
+	// the exchange attribute in which Spring Security's CsrfWebFilter puts a
+	// Mono<CsrfToken>
+	private static final String CSRF_TOKEN_ATTRIBUTE = "org.springframework.security.web.server.csrf.CsrfToken";
+
 	private final IdempotencyWebFilter filter;
 
 	private final ServerWebExchange exchange;
@@ -250,8 +254,46 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 				return consumed;
 			}
 		}
-		this.fingerprintBody = fingerprintBody(read);
+		String contentType = this.exchange.getRequest().getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
+		if (isForm(contentType)) {
+			Map<String, List<String>> form = FormCanonicalizer.parseStrictly(read,
+					FormCanonicalizer.charset(charset(), this.filter.formCharset()));
+			if (form != null) {
+				return admitForm(FormCanonicalizer.merge(queryParameters(), form));
+			}
+		}
+		this.fingerprintBody = fingerprintBody(read, contentType);
 		return admitKey();
+	}
+
+	// whether a content type is a form, without allocating for any other type
+	private static boolean isForm(@Nullable String contentType) {
+		return contentType != null && contentType.regionMatches(true, 0, "application/x-www-form-urlencoded", 0, 33)
+				&& FormCanonicalizer.isForm(contentType);
+	}
+
+	// A form is fingerprinted by its parameters less Spring Security's CSRF token, which
+	// is no business data and which its check, before this filter, has checked: the
+	// same form is the same request whether its token is a new masking of the session's
+	// (each page that XorServerCsrfTokenRequestAttributeHandler renders has one), a token
+	// of another session, or in the header. The token's parameter is asked for only when
+	// the form has one by the default name, so that a request that the CSRF check skipped
+	// does not have a token loaded, and generated, for nothing.
+	private Mono<Void> admitForm(Map<String, String[]> parameters) {
+		Object token = parameters.containsKey(FormCanonicalizer.CSRF_PARAMETER)
+				? this.exchange.getAttribute(CSRF_TOKEN_ATTRIBUTE) : null;
+		if (!(token instanceof Mono<?> csrfToken)) {
+			this.fingerprintBody = FormCanonicalizer.canonicalize(parameters);
+			return admitKey();
+		}
+		return csrfToken.mapNotNull(FormCanonicalizer::csrfParameterName)
+			.onErrorResume((ex) -> Mono.empty())
+			.defaultIfEmpty("")
+			.flatMap((name) -> {
+				this.fingerprintBody = FormCanonicalizer
+					.canonicalize(FormCanonicalizer.without(parameters, name.isEmpty() ? null : name));
+				return admitKey();
+			});
 	}
 
 	// A body that yields no bytes may have been read before this filter: a form by a
@@ -259,8 +301,8 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 	// for every form post), which the exchange keeps; a multipart body, which is never
 	// empty, by one that asked for its parts. The form is fingerprinted by the parameters
 	// the exchange parsed, as the body would have been, and the handler gets them as they
-	// are; a multipart body cannot be fingerprinted any more. Null for a body declared
-	// empty, or that is neither.
+	// are, less Spring Security's CSRF token; a multipart body cannot be fingerprinted
+	// any more. Null for a body declared empty, or that is neither.
 	private @Nullable Mono<Void> admitConsumed() {
 		HttpHeaders headers = this.exchange.getRequest().getHeaders();
 		String contentType = headers.getFirst(HttpHeaders.CONTENT_TYPE);
@@ -275,8 +317,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 						this.exchange.getRequest().getURI().getRawQuery()) > this.policy.maxRequestBody()) {
 					return refuse(Refusal.requestTooLarge(this.clientKey, this.policy.maxRequestBody()));
 				}
-				this.fingerprintBody = FormCanonicalizer.canonicalize(parameters);
-				return admitKey();
+				return admitForm(parameters);
 			});
 		}
 		if (FormCanonicalizer.isMultipartForm(contentType)) {
@@ -296,28 +337,19 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		return decide();
 	}
 
-	// a form's fingerprint is of its parameters in canonical order, as on the servlet
-	// stack; a multipart body's of its parts; any other body's is of its bytes
-	private byte[] fingerprintBody(byte[] read) {
-		HttpHeaders headers = this.exchange.getRequest().getHeaders();
-		String contentType = headers.getFirst(HttpHeaders.CONTENT_TYPE);
-		if (!FormCanonicalizer.isForm(contentType)) {
-			if (MultipartCanonicalizer.isMultipartForm(contentType)) {
-				// by its parts, never its boundary
-				byte[] parts = MultipartCanonicalizer.canonicalize(contentType, read);
-				if (parts != null) {
-					this.fingerprintContentType = MultipartCanonicalizer.contentTypeWithoutBoundary(contentType);
-					return parts;
-				}
+	// a well-formed form's fingerprint is of its parameters in canonical order, as on the
+	// servlet stack (admitForm); a multipart body's of its parts; any other body's is of
+	// its bytes
+	private byte[] fingerprintBody(byte[] read, @Nullable String contentType) {
+		if (MultipartCanonicalizer.isMultipartForm(contentType)) {
+			// by its parts, never its boundary
+			byte[] parts = MultipartCanonicalizer.canonicalize(contentType, read);
+			if (parts != null) {
+				this.fingerprintContentType = MultipartCanonicalizer.contentTypeWithoutBoundary(contentType);
+				return parts;
 			}
-			return read;
 		}
-		Map<String, List<String>> form = FormCanonicalizer.parseStrictly(read,
-				FormCanonicalizer.charset(charset(), this.filter.formCharset()));
-		if (form == null) {
-			return read;
-		}
-		return FormCanonicalizer.canonicalize(FormCanonicalizer.merge(queryParameters(), form));
+		return read;
 	}
 
 	private Map<String, String[]> queryParameters() {

@@ -25,6 +25,8 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.security.web.csrf.DefaultCsrfToken;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
@@ -107,6 +109,28 @@ class FormCanonicalizerTests {
 
 	private static byte[] bytes(String text) {
 		return text.getBytes(StandardCharsets.US_ASCII);
+	}
+
+	@Test
+	void csrfTokensOfBothStacksNameTheirParameter() {
+		assertThat(FormCanonicalizer.csrfParameterName(new DefaultCsrfToken("X-CSRF-TOKEN", "_csrf", "t")))
+			.isEqualTo("_csrf");
+		assertThat(FormCanonicalizer.csrfParameterName(
+				new org.springframework.security.web.server.csrf.DefaultCsrfToken("X-CSRF-TOKEN", "csrf", "t")))
+			.isEqualTo("csrf");
+		assertThat(FormCanonicalizer.csrfParameterName("_csrf")).isNull();
+		assertThat(FormCanonicalizer.csrfParameterName(null)).isNull();
+	}
+
+	@Test
+	void leavesOneParameterOut() {
+		Map<String, String[]> parameters = new LinkedHashMap<>();
+		parameters.put("amount", new String[] { "5" });
+		parameters.put("_csrf", new String[] { "a", "b" });
+		assertThat(FormCanonicalizer.without(parameters, "_csrf")).containsOnlyKeys("amount");
+		assertThat(parameters).containsKey("_csrf");
+		assertThat(FormCanonicalizer.without(parameters, "other")).isSameAs(parameters);
+		assertThat(FormCanonicalizer.without(parameters, null)).isSameAs(parameters);
 	}
 
 	private static String text(byte[] bytes) {

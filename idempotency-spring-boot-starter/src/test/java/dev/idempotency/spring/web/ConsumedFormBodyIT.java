@@ -26,6 +26,8 @@ import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.UUID;
 
 import dev.idempotency.spring.Idempotent;
@@ -41,6 +43,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.boot.web.servlet.DelegatingFilterProxyRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.annotation.Order;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.config.annotation.web.configuration.EnableWebSecurity;
 import org.springframework.security.web.SecurityFilterChain;
@@ -128,6 +131,43 @@ class ConsumedFormBodyIT {
 			.statusCode()).isEqualTo(422);
 		assertThat(this.counter.count("payments", key)).isEqualTo(1);
 		assertThat(this.counter.count("payments", otherKey)).isEqualTo(1);
+	}
+
+	@Test
+	void formPostsWithTwoMaskingsOfOneCsrfTokenAreTheSameRequest() throws Exception {
+		String key = UUID.randomUUID().toString();
+		// each render of a page masks the session's token anew
+		// (XorCsrfTokenRequestAttributeHandler)
+		HttpResponse<String> first = send("POST", "/forms/masked/payments", key,
+				"_csrf=" + masked(CSRF_TOKEN) + "&amount=10&currency=EUR", false);
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.body()).startsWith("paid 10 EUR, run 1 ");
+		HttpResponse<String> retry = send("POST", "/forms/masked/payments", key,
+				"amount=10&_csrf=" + masked(CSRF_TOKEN) + "&currency=EUR", true);
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		HttpResponse<String> other = send("POST", "/forms/masked/payments", key,
+				"_csrf=" + masked(CSRF_TOKEN) + "&amount=11&currency=EUR", false);
+		assertThat(other.statusCode()).isEqualTo(422);
+		// a wrong token is refused by the CSRF check, before the idempotency filter
+		assertThat(send("POST", "/forms/masked/payments", key,
+				"_csrf=" + masked("another-token") + "&amount=10&currency=EUR", false)
+			.statusCode()).isEqualTo(403);
+		assertThat(this.counter.count("payments", key)).isEqualTo(1);
+	}
+
+	// the token as XorCsrfTokenRequestAttributeHandler renders it: random bytes, then the
+	// token's bytes XORed with them, in URL-safe Base64
+	private static String masked(String token) {
+		byte[] bytes = token.getBytes(StandardCharsets.UTF_8);
+		byte[] masked = new byte[bytes.length * 2];
+		byte[] random = new byte[bytes.length];
+		new SecureRandom().nextBytes(random);
+		for (int i = 0; i < bytes.length; i++) {
+			masked[i] = random[i];
+			masked[bytes.length + i] = (byte) (random[i] ^ bytes[i]);
+		}
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(masked);
 	}
 
 	@Test
@@ -220,7 +260,24 @@ class ConsumedFormBodyIT {
 		 * @return the filter chain
 		 * @throws Exception if the chain cannot be built
 		 */
+		/**
+		 * Under {@code /forms/masked/}, the default request handler, which masks the
+		 * token differently for every page it renders.
+		 * @param http the security builder
+		 * @return the filter chain
+		 * @throws Exception if the chain cannot be built
+		 */
 		@Bean
+		@Order(1)
+		SecurityFilterChain maskedTokenFilterChain(HttpSecurity http) throws Exception {
+			http.securityMatcher("/forms/masked/**")
+				.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
+				.csrf((csrf) -> csrf.csrfTokenRepository(CookieCsrfTokenRepository.withHttpOnlyFalse()));
+			return http.build();
+		}
+
+		@Bean
+		@Order(2)
 		SecurityFilterChain securityFilterChain(HttpSecurity http) throws Exception {
 			http.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
 				.csrf((csrf) -> csrf.csrfTokenRepository(CookieCsrfTokenRepository.withHttpOnlyFalse())
@@ -252,7 +309,7 @@ class ConsumedFormBodyIT {
 			this.counter = counter;
 		}
 
-		@PostMapping("/forms/payments")
+		@PostMapping({ "/forms/payments", "/forms/masked/payments" })
 		@Idempotent
 		String pay(@RequestParam int amount, @RequestParam String currency, HttpServletRequest request) {
 			return "paid " + amount + " " + currency + ", run " + this.counter.increment("payments", request) + " "

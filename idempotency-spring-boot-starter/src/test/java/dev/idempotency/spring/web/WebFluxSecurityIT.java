@@ -104,6 +104,27 @@ class WebFluxSecurityIT extends AbstractWebIT {
 	}
 
 	@Test
+	void formPostsWithTwoMaskingsOfOneCsrfTokenAreTheSameRequest() throws Exception {
+		HttpResponse<byte[]> csrf = send(authorized(HttpRequest.newBuilder(uri("/csrf")), "alice").GET().build());
+		String session = csrf.headers().firstValue("Set-Cookie").orElseThrow().split(";", 2)[0];
+		// each render of a page masks the session's token anew
+		// (XorServerCsrfTokenRequestAttributeHandler)
+		String token = text(csrf);
+		String rendered = text(send(
+				authorized(HttpRequest.newBuilder(uri("/csrf")), "alice").header("Cookie", session).GET().build()));
+		assertThat(rendered).isNotEqualTo(token);
+		String key = newKey();
+		HttpResponse<byte[]> first = form(key, session, "amount=5&_csrf=" + token);
+		assertThat(first.statusCode()).isEqualTo(200);
+		HttpResponse<byte[]> retry = form(key, session, "amount=5&_csrf=" + rendered);
+		assertThat(retry.headers().firstValue(IdempotencyFilter.REPLAYED_HEADER)).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		HttpResponse<byte[]> other = form(key, session, "amount=7&_csrf=" + rendered);
+		assertThat(other.statusCode()).isEqualTo(422);
+		assertThat(this.counter.count("form", key)).isEqualTo(1);
+	}
+
+	@Test
 	void formReadByCsrfFilterReachesTheHandlerAsWithoutIt() throws Exception {
 		HttpResponse<byte[]> csrf = send(authorized(HttpRequest.newBuilder(uri("/csrf")), "alice").GET().build());
 		String token = text(csrf);
