@@ -380,7 +380,11 @@ final class StoredResults {
 	@Nullable Object read(IdempotencyKey key, StoredResponse stored, Type declared, JavaType type,
 			DeterministicExceptions deterministic) throws Throwable {
 		if (!stored.isReadable()) {
-			throw IdempotencyException.replayFailed(key, "its record is unreadable", null);
+			// the store logged why, once: the call ran, so it is not run again either
+			throw IdempotencyException.replayFailed(key, "its record is unreadable (with encryption at rest: stored in"
+					+ " the clear outside idempotency.encryption.replay-unencrypted-until, altered, or sealed with a key"
+					+ " the key ring no longer holds; without it, an envelope of encryption at rest; or a record of a format"
+					+ " this version cannot read)", null);
 		}
 		if (!stored.isBodyRetained()) {
 			throw new IdempotentResultNotStoredException(key, header(stored, NOT_STORED_HEADER));

@@ -190,6 +190,19 @@ class StoredResultsTests {
 	}
 
 	@Test
+	void anUnreadableRecordIsAFailedReplayThatSaysWhyNotARun() {
+		assertThatExceptionOfType(IdempotencyException.class)
+			.isThrownBy(() -> this.results.read(KEY, StoredResponse.unreadable(), this.mapper.constructType(Item.class),
+					DeterministicExceptions.NONE))
+			.isExactlyInstanceOf(IdempotencyException.class)
+			.withMessageContaining("The stored result of key 'k' cannot be replayed: its record is unreadable")
+			.withMessageContaining("idempotency.encryption.replay-unencrypted-until")
+			.withMessageContaining("altered")
+			.withMessageEndingWith("; the call is not run again")
+			.satisfies((ex) -> assertThat(ex.getKey()).isEqualTo(KEY));
+	}
+
+	@Test
 	void aResultThatWasNotStoredIsReplayedAsTheExceptionThatSaysSo() {
 		StoredResponse stored = this.results.notStored(StoredResults.TOO_LARGE);
 		assertThatExceptionOfType(IdempotentResultNotStoredException.class)
