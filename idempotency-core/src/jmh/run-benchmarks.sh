@@ -93,4 +93,17 @@ run() {
 run timed "$include" -e 'FreshKey' ${timed_opts[@]+"${timed_opts[@]}"}
 run fresh-key "$include" -e '^(?!.*FreshKey)' ${fresh_opts[@]+"${fresh_opts[@]}"}
 
+# the results in the format of docs/benchmarks/data/jmh.csv; with BENCH_RECORD=1 (and
+# BENCH_MACHINE, an id of docs/benchmarks/data/machines.csv) appended to it
+json=()
+for name in timed fresh-key; do
+	[ -s "$out/$name.json" ] && json+=("$out/$name.json")
+done
+if [ ${#json[@]} -gt 0 ]; then
+	python3 "$root/etc/docs/results.py" jmh "${json[@]}" --out "$out/jmh.csv" \
+		--command "idempotency-core/src/jmh/run-benchmarks.sh${*:+ $*}${JMH_OPTS:+ (JMH_OPTS=$JMH_OPTS)}"
+	if [ "${BENCH_RECORD:-0}" = 1 ]; then
+		python3 "$root/etc/docs/results.py" append "$out/jmh.csv"
+	fi
+fi
 echo "Results in $out"

@@ -8,13 +8,22 @@ the commands the application sent, from its "lettuce" timer (one observation per
 by db.operation); the private Redis server's INFO commandstats add what the server ran,
 the commands that scripts call included. PostgreSQL transactions come from the benchmark
 database's pg_stat_database. All are read before and after each run and checked against
-the performance budget (docs/benchmarks.md).
+the performance budget (docs/benchmarks/budget.md).
 
 CPU time per request is read from /proc before and after each run (clock ticks of the
 application's JVM, the private Redis server, every PostgreSQL process, and wrk itself by
 /usr/bin/time), with the machine's busy time (every core's non-idle ticks) beside it, so that
 a difference in throughput can be traced to the process that spent it.
+
+Usage: httpbench-report.py RESULTS_TSV [ENVIRONMENT_TXT] [--csv FILE]
+
+With --csv it also writes the ratios in the format of docs/benchmarks/data/http-ratios.csv
+(see its README.md): the date and commit from the first line of ENVIRONMENT_TXT, the machine
+from BENCH_MACHINE, the command from BENCH_COMMAND, what differs from the shipped defaults from
+BENCH_VARIANT.
 """
+
+import csv
 
 import os
 import statistics
@@ -44,6 +53,17 @@ RATIOS = [
     ("(7jr) raw transactional / payment, jdbc", "7jr", "7j", None),
     ("(7j) payment transactional / raw transactional, jdbc", "7ji", "7jr", None),
 ]
+
+# the name of each ratio in docs/benchmarks/data/http-ratios.csv
+COMPARISONS = {
+    ("3", "2"): "redis-first/two-sets", ("6", "5d"): "tiered-first/raw-durable", ("6", "5"): "tiered-first/raw-lookup-work",
+    ("4", "1"): "redis-replay/bare", ("4", "2b"): "redis-replay/raw-get", ("7i", "7"): "payment-redis/payment",
+    ("7ti", "7t"): "payment-tiered/payment", ("6L", "5L"): "tiered-lookup-first/raw-tiered",
+    ("7Li", "7L"): "payment-tiered-lookup/payment", ("6r", "1"): "tiered-replay/bare", ("8", "1"): "jdbc-first/bare",
+    ("7xi", "7x"): "transactional-tiered/payment", ("7xr", "7x"): "raw-transactional-tiered/payment",
+    ("7xi", "7xr"): "transactional-tiered/twin", ("7ji", "7j"): "transactional-jdbc/payment",
+    ("7jr", "7j"): "raw-transactional-jdbc/payment", ("7ji", "7jr"): "transactional-jdbc/twin",
+}
 
 
 def parse_calls(text):
@@ -205,17 +225,39 @@ def cpu_table(runs, pass_):
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
+def per_round_ratios(runs, pass_, num, den):
+    by_round = {}
+    for r in runs:
+        if r["pass"] == pass_:
+            by_round.setdefault(r["round"], {})[r["id"]] = r["rps"]
+    return [v[num] / v[den] for v in by_round.values() if num in v and den in v]
+
+
+def ratio_rows(runs, environment):
+    """the rows of docs/benchmarks/data/http-ratios.csv"""
+    first = open(environment, encoding="utf-8").readline() if environment else ""
+    date = first[2:12] if first.startswith("# ") else ""
+    commit = first.split("commit ", 1)[1].strip() if "commit " in first else ""
+    names = {r["id"]: r["name"] for r in runs}
+    rows = []
+    for _, num, den, _ in RATIOS:
+        for pass_, concurrency in (("c16", "16"), ("c1", "1")):
+            values = per_round_ratios(runs, pass_, num, den)
+            if values:
+                rows.append([date, commit, "", os.environ.get("BENCH_MACHINE", ""), os.environ.get("BENCH_COMMAND", ""),
+                             "http.md", COMPARISONS[(num, den)], os.environ.get("BENCH_VARIANT", ""), names[num],
+                             names[den], concurrency, f"{statistics.median(values):.2f}", f"{min(values):.2f}",
+                             f"{max(values):.2f}"])
+    return rows
+
+
 def ratios(runs):
     print("| ratio of req/s | budget | c=16: median (per-round range) | c=16 | c=1: median (range) | c=1 |")
     print("|---|---|---|---|---|---|")
     for label, num, den, budget in RATIOS:
         cells = []
         for pass_ in ("c16", "c1"):
-            by_round = {}
-            for r in runs:
-                if r["pass"] == pass_:
-                    by_round.setdefault(r["round"], {})[r["id"]] = r["rps"]
-            values = [v[num] / v[den] for v in by_round.values() if num in v and den in v]
+            values = per_round_ratios(runs, pass_, num, den)
             if not values:
                 cells += ["n/a", ""]
                 continue
@@ -227,9 +269,21 @@ def ratios(runs):
 
 
 def main():
-    runs = load(sys.argv[1])
-    if len(sys.argv) > 2:
-        with open(sys.argv[2], encoding="utf-8") as env:
+    args = sys.argv[1:]
+    csv_path = None
+    if "--csv" in args:
+        i = args.index("--csv")
+        csv_path = args[i + 1]
+        del args[i:i + 2]
+    runs = load(args[0])
+    if csv_path:
+        with open(csv_path, "w", encoding="utf-8", newline="") as out:
+            w = csv.writer(out, lineterminator="\n")
+            w.writerow(["date", "commit", "recorded_in", "machine", "command", "page", "comparison", "variant",
+                        "numerator", "denominator", "concurrency", "median", "min", "max"])
+            w.writerows(ratio_rows(runs, args[1] if len(args) > 1 else None))
+    if len(args) > 1:
+        with open(args[1], encoding="utf-8") as env:
             for line in env:
                 print(line.rstrip().lstrip("# ") + "  ")
     loads = [r["load"] for r in runs]

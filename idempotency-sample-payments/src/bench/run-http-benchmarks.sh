@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# HTTP benchmarks of the idempotency starter (docs/benchmarks.md, section "HTTP (wrk)").
+# HTTP benchmarks of the idempotency starter (docs/benchmarks/http.md).
 #
 # Starts dev.idempotency.sample.bench.HttpBenchApplication once per store mode (redis,
 # tiered, jdbc, tiered with the lookup claim, and tiered and jdbc with the transactional
@@ -10,7 +10,7 @@
 # reads the CPU time each process spent, counts the Redis commands (sent by the application,
 # and run by the server) of each run and, in a last pass of its own, the PostgreSQL
 # transactions and rows written of each case, and prints markdown tables with the ratios
-# against the performance budget (docs/benchmarks.md).
+# against the performance budget (docs/benchmarks/budget.md).
 #
 # Usage: run-http-benchmarks.sh [--no-build] [--quick]
 # Environment (defaults in brackets):
@@ -32,6 +32,10 @@
 #   BENCH_RATE [none] (req/s offered in the c=16 pass: each connection waits a random time, of
 #   mean 16/BENCH_RATE s, before each request, so that the machine is not saturated and the
 #   latencies are each request's own rather than the queue's; none: back to back)
+#   BENCH_RECORD [0] (1: append the ratios to docs/benchmarks/data/http-ratios.csv; they are
+#   always written to BENCH_OUT/http-ratios.csv)  BENCH_MACHINE [] (the machine's id in
+#   docs/benchmarks/data/machines.csv; needed with BENCH_RECORD=1)  BENCH_VARIANT [] (what
+#   differs from the shipped defaults, for that file: "Jedis", say)
 set -euo pipefail
 
 MODULE=$(cd "$(dirname "$0")/../.." && pwd)
@@ -67,6 +71,14 @@ for arg in "$@"; do
 		*) echo "unknown argument: $arg" >&2; exit 2 ;;
 	esac
 done
+if [[ ${BENCH_RECORD:-0} == 1 && -z ${BENCH_MACHINE:-} ]]; then
+	echo "BENCH_RECORD=1 needs BENCH_MACHINE, an id of docs/benchmarks/data/machines.csv" >&2
+	exit 2
+fi
+# the command as given, for the result files: the settings, then the arguments
+COMMAND=$(for name in $(compgen -e | grep '^BENCH_' | grep -Ev '^BENCH_(RECORD|MACHINE|VARIANT|OUT)$' | sort); do
+	printf '%s=%q ' "$name" "${!name}"
+done)"idempotency-sample-payments/src/bench/run-http-benchmarks.sh${*:+ $*}"
 for tool in wrk java curl psql redis-cli python3 "$REDIS_SERVER"; do
 	command -v "$tool" > /dev/null || { echo "$tool is required" >&2; exit 1; }
 done
@@ -379,4 +391,8 @@ done
 	[[ $REDIS_CLUSTER != 1 ]] || echo "# Redis: $REDIS_DESCRIPTION"
 	[[ $REDIS_CLIENT == lettuce ]] || echo "# Redis client: $REDIS_CLIENT"
 } > "$OUT/environment.txt"
-python3 "$MODULE/src/bench/httpbench-report.py" "$RESULTS" "$OUT/environment.txt" | tee "$OUT/report.md"
+BENCH_COMMAND=$COMMAND python3 "$MODULE/src/bench/httpbench-report.py" "$RESULTS" "$OUT/environment.txt" \
+	--csv "$OUT/http-ratios.csv" | tee "$OUT/report.md"
+if [[ ${BENCH_RECORD:-0} == 1 ]]; then
+	python3 "$ROOT/etc/docs/results.py" append "$OUT/http-ratios.csv"
+fi

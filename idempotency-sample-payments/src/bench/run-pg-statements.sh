@@ -4,7 +4,7 @@
 # pgbench runs each script of pg-statements/ (one transaction: claim, payment, completion)
 # in interleaved rounds against a scratch database, and prints the median transactions per
 # second of each. Commits do not wait for the WAL flush (synchronous_commit=off), so that
-# the figures follow the CPU the statements cost rather than the disk. docs/benchmarks.md,
+# the figures follow the CPU the statements cost rather than the disk. docs/benchmarks/transactional.md,
 # "The statements of the transactional mode", says what the scripts are and what came out.
 #
 # Usage: run-pg-statements.sh

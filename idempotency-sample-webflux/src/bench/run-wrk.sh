@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# HTTP benchmark of the WebFlux filter (docs/benchmarks.md, "WebFlux"): the bench application
+# HTTP benchmark of the WebFlux filter (docs/benchmarks/http.md, "WebFlux"): the bench application
 # of this module (WebFluxBenchApplication, Reactor Netty, the Redis store on a private Redis
 # server) measured with wrk on /bare, /idem with a new key per request (the first request)
 # and /idem with one key (the replay), interleaved over rounds, at c=16 and c=1, with the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The PostgreSQL store at volume (see PostgresVolumeBenchmark.java and docs/benchmarks.md):
+# The PostgreSQL store at volume (see PostgresVolumeBenchmark.java and docs/benchmarks/scale.md):
 # prefills a table of its own with VOLUME_ROWS completed records expiring at VOLUME_RATE per
 # second, adds VOLUME_RATE new records per second through the store, and runs the library's
 # cleanup every VOLUME_CLEANUP_INTERVAL seconds after a baseline phase without it.
@@ -35,10 +35,22 @@ trap 'rm -f "$classpath_file"' EXIT
   -Dmaven.javadoc.skip -Dmaven.source.skip -Dcheckstyle.skip -Dspring-javaformat.skip \
   -Dmdep.outputFile="$classpath_file" >/dev/null
 
-exec java -Xmx4g -cp "idempotency-spring-boot-starter/target/classes:$(cat "$classpath_file")" \
+# the output goes to idempotency-spring-boot-starter/target/volume/volume.txt too, and its
+# windows in the format of docs/benchmarks/data/volume.csv to volume.csv beside it; with
+# BENCH_RECORD=1 (and BENCH_MACHINE, an id of docs/benchmarks/data/machines.csv) they are
+# appended to docs/benchmarks/data/volume.csv
+out=idempotency-spring-boot-starter/target/volume
+mkdir -p "$out"
+command=$(for name in $(compgen -e | grep '^VOLUME_' | grep -v PASSWORD | sort); do printf '%s=%q ' "$name" "${!name}"; done)
+java -Xmx4g -cp "idempotency-spring-boot-starter/target/classes:$(cat "$classpath_file")" \
   -Dvolume.url="$VOLUME_URL" -Dvolume.username="$VOLUME_USERNAME" -Dvolume.password="$VOLUME_PASSWORD" \
   -Dvolume.rows="$VOLUME_ROWS" -Dvolume.rate="$VOLUME_RATE" -Dvolume.threads="$VOLUME_THREADS" \
   -Dvolume.baseline-seconds="$VOLUME_BASELINE" -Dvolume.seconds="$VOLUME_SECONDS" \
   -Dvolume.window-seconds="$VOLUME_WINDOW" -Dvolume.cleanup-interval-seconds="$VOLUME_CLEANUP_INTERVAL" \
   -Dvolume.batch-size="$VOLUME_BATCH_SIZE" -Dvolume.pause-factor="$VOLUME_PAUSE_FACTOR" -Dvolume.layout-sql="$VOLUME_LAYOUT_SQL" \
-  idempotency-spring-boot-starter/src/bench/PostgresVolumeBenchmark.java
+  idempotency-spring-boot-starter/src/bench/PostgresVolumeBenchmark.java 2>&1 | tee "$out/volume.txt"
+python3 etc/docs/results.py volume "$out/volume.txt" --out "$out/volume.csv" \
+  --command "${command}idempotency-spring-boot-starter/src/bench/run-volume-benchmark.sh"
+if [ "${BENCH_RECORD:-0}" = 1 ]; then
+  python3 etc/docs/results.py append "$out/volume.csv"
+fi

@@ -67,4 +67,11 @@ cat "$out/environment.txt"
 classpath="$module/target/classes:$(cat "$out/classpath.txt")"
 "$java" -cp "$classpath" org.openjdk.jmh.Main -prof gc -rf json -rff "$out/results.json" "${args[@]}" 2>&1 \
 	| tee "$out/results.txt"
+# the results in the format of docs/benchmarks/data/jmh.csv; with BENCH_RECORD=1 (and
+# BENCH_MACHINE, an id of docs/benchmarks/data/machines.csv) appended to it
+python3 "$root/etc/docs/results.py" jmh "$out/results.json" --out "$out/jmh.csv" \
+	--command "idempotency-spring-boot-starter/src/jmh/run-benchmarks.sh${*:+ $*}"
+if [ "${BENCH_RECORD:-0}" = 1 ]; then
+	python3 "$root/etc/docs/results.py" append "$out/jmh.csv"
+fi
 echo "Results in $out"

@@ -71,4 +71,11 @@ cat "$out/environment.txt"
 
 classpath="$module/target/classes:$root/idempotency-core/target/classes:$(cat "$out/classpath.txt")"
 "$java" -Xms512m -Xmx512m -cp "$classpath" dev.idempotency.spring.jmh.ScaleBenchmark ${args[@]+"${args[@]}"} 2>&1 | tee "$out/scale.txt"
+# the results in the format of docs/benchmarks/data/scale.csv; with BENCH_RECORD=1 (and
+# BENCH_MACHINE, an id of docs/benchmarks/data/machines.csv) appended to it
+python3 "$root/etc/docs/results.py" scale "$out/scale.txt" --out "$out/scale.csv" \
+	--command "idempotency-spring-boot-starter/src/jmh/run-scale-benchmark.sh${*:+ $*}"
+if [ "${BENCH_RECORD:-0}" = 1 ]; then
+	python3 "$root/etc/docs/results.py" append "$out/scale.csv"
+fi
 echo "Results in $out"

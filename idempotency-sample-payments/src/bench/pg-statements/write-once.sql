@@ -1,4 +1,4 @@
--- A design not taken (docs/benchmarks.md): the lock and a read of the row in one
+-- A design not taken (docs/benchmarks/transactional.md): the lock and a read of the row in one
 -- statement, the payment, and the record written once, completed, at the end.
 \set k random(1, 4000000000000)
 BEGIN;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Deleting expired rows against dropping whole partitions (see docs/benchmarks.md, "Time
+# Deleting expired rows against dropping whole partitions (see docs/benchmarks/scale.md, "Time
 # partitions against the cleanup"). For each layout in PART_LAYOUTS, prefills a table of its
 # own with PART_RATE x PART_TTL completed records expiring at PART_RATE per second, then has
 # pgbench claim and complete PART_RATE fresh keys a second for PART_SECONDS from PART_CLIENTS

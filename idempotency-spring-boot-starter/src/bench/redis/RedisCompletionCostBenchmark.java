@@ -47,7 +47,7 @@ import org.springframework.data.redis.core.types.Expiration;
 
 /**
  * What the completion costs Redis, against the plain commands a fence-less completion would
- * send (docs/benchmarks.md, "The completion script on Redis 7"). Run by
+ * send (docs/benchmarks/redis.md, "The completion script on Redis 7"). Run by
  * run-completion-cost-benchmark.sh against a private server, so that INFO commandstats and
  * INFO cpu count this program's commands only.
  * <p>
@@ -71,7 +71,7 @@ import org.springframework.data.redis.core.types.Expiration;
  * <li><b>ifeq</b>, on servers whose {@code SET} takes {@code IFEQ} (Valkey 8.1, Redis 8.4):
  * the claim and <code>SET key completed IFEQ claim PX ttl</code>, a completion fenced by the
  * whole claim's bytes instead of a script (what it would take of the store is in
- * docs/benchmarks.md, "The completion on Redis 8 and Valkey 8.1");</li>
+ * docs/benchmarks/redis.md, "The completion on Redis 8 and Valkey 8.1");</li>
  * <li><b>empty script</b>: the claim and {@code EVALSHA} of {@code return 1} with the same
  * arguments, without the prelude: the least any script call costs.</li>
  * </ol>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # What the completion script costs Redis, against the plain commands a completion without the
-# owner check would send (docs/benchmarks.md, "The completion script on Redis 7"). Starts a
+# owner check would send (docs/benchmarks/redis.md, "The completion script on Redis 7"). Starts a
 # private redis-server, so that INFO commandstats and INFO cpu count this program's commands
 # only, and runs RedisCompletionCostBenchmark.java beside this script against it.
 #

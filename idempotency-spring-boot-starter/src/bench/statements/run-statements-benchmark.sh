@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The claim and completion statements of a tiered first request, in their combined (CTE) and
-# plain forms, with pgbench (see docs/benchmarks.md, "Plain statements for the tiered first
+# plain forms, with pgbench (see docs/benchmarks/postgresql.md, "Plain statements for the tiered first
 # request"). Each round recreates the table from the store's own migrations (as
 # idem_statements), then runs each form for STMT_SECONDS from STMT_CLIENTS connections
 # (-M prepared, a fresh key per transaction), alternating which goes first, and prints its

@@ -24,6 +24,7 @@ import java.lang.annotation.Target;
 
 import dev.idempotency.core.engine.IdempotencyPolicy;
 
+import org.springframework.aot.hint.annotation.Reflective;
 import org.springframework.core.annotation.AliasFor;
 
 /**
@@ -60,6 +61,10 @@ import org.springframework.core.annotation.AliasFor;
  * &#64;Idempotent("payments")
  * PaymentReceipt pay(&#64;RequestBody PaymentRequest request) { ... }
  * </pre>
+ * <p>
+ * Spring's AOT processing registers what the annotated methods need in a native image
+ * (the methods themselves; for a method with a key, the types of its arguments and of its
+ * result, which the library reads and writes reflectively).
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -68,6 +73,7 @@ import org.springframework.core.annotation.AliasFor;
 @Target({ ElementType.METHOD, ElementType.TYPE, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Reflective(IdempotentReflectiveProcessor.class)
 public @interface Idempotent {
 
 	/**

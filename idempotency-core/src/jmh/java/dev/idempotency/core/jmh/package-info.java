@@ -17,7 +17,7 @@
 /**
  * JMH benchmarks of the core's hot paths: request fingerprinting, the stored response
  * codec, the in-memory store and the engine. Built only with the {@code benchmarks}
- * Maven profile; see {@code docs/benchmarks.md}.
+ * Maven profile; see {@code docs/benchmarks/jmh.md}.
  */
 @NullMarked
 package dev.idempotency.core.jmh;

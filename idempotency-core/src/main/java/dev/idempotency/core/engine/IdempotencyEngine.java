@@ -19,6 +19,7 @@ package dev.idempotency.core.engine;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -65,6 +66,16 @@ public final class IdempotencyEngine implements AutoCloseable {
 
 	private static final long MAX_POLL_MILLIS = 250;
 
+	// the least time between two tries of one key by its waiting duplicates, in this
+	// engine
+	static final long POLL_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
+
+	private long pollSpacingNanos = POLL_SPACING_NANOS;
+
+	// past this many keys with waiting duplicates, the record of their last tries is
+	// forgotten (which costs a few extra tries, never a wrong answer)
+	private static final int MAX_POLLED_KEYS = 10_000;
+
 	private final IdempotencyStore store;
 
 	private Clock clock = Clock.systemUTC();
@@ -78,6 +89,10 @@ public final class IdempotencyEngine implements AutoCloseable {
 	private final Heartbeats heartbeats;
 
 	private final AtomicBoolean sealedWarned = new AtomicBoolean();
+
+	// per key in progress with duplicates waiting for it: when the last of their tries
+	// went to the store (System.nanoTime())
+	private final ConcurrentHashMap<IdempotencyKey, Long> lastPolls = new ConcurrentHashMap<>();
 
 	/**
 	 * Create an engine over the given store.
@@ -130,6 +145,15 @@ public final class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Set the least time between two tries of one key by its waiting duplicates, for
+	 * tests.
+	 * @param spacing the spacing
+	 */
+	void setPollSpacing(Duration spacing) {
+		this.pollSpacingNanos = spacing.toNanos();
+	}
+
+	/**
 	 * Return the store this engine decides with.
 	 * @return the store
 	 */
@@ -172,14 +196,9 @@ public final class IdempotencyEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Decide what to do with a request with one try of the store, never waiting: the
-	 * counterpart of {@link #begin} for an adapter that waits for an in-flight duplicate
-	 * without holding a thread. As long as the key is in progress and
-	 * {@link System#nanoTime()} has not reached {@code waitDeadline}, nothing is decided
-	 * (and the listener is told nothing): the method returns {@code null}, and the caller
-	 * tries again after the pause of {@link #inFlightPollMillis}, without blocking. Once
-	 * the deadline has passed, a key still in progress is answered with
-	 * {@link Decision.InProgress}, as {@code begin} answers it when its wait ends.
+	 * Decide what to do with a request with its first try of the store, never waiting:
+	 * {@link #tryBegin(IdempotencyKey, RequestFingerprint, IdempotencyPolicy, long, int)}
+	 * for the first try.
 	 * @param key the request's key, never {@code null}
 	 * @param fingerprint the request's fingerprint, never {@code null}
 	 * @param policy the endpoint's policy, never {@code null}
@@ -192,6 +211,40 @@ public final class IdempotencyEngine implements AutoCloseable {
 	 */
 	public @Nullable Decision tryBegin(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy,
 			long waitDeadline) {
+		return tryBegin(key, fingerprint, policy, waitDeadline, 1);
+	}
+
+	/**
+	 * Decide what to do with a request with one try of the store, never waiting: the
+	 * counterpart of {@link #begin} for an adapter that waits for an in-flight duplicate
+	 * without holding a thread. As long as the key is in progress and
+	 * {@link System#nanoTime()} has not reached {@code waitDeadline}, nothing is decided
+	 * (and the listener is told nothing): the method returns {@code null}, and the caller
+	 * tries again after the pause of {@link #inFlightPollMillis}, without blocking. Once
+	 * the deadline has passed, a key still in progress is answered with
+	 * {@link Decision.InProgress}, as {@code begin} answers it when its wait ends.
+	 * <p>
+	 * As in {@code begin}, a later try ({@code tries} above one) within the wait may be
+	 * answered {@code null} without asking the store, when another waiting duplicate of
+	 * the same key tried it moments before: the duplicates of one key take turns, so that
+	 * a crowd of them never fills the store's connections that the owner's heartbeat and
+	 * completion need. The first try and the one after the deadline always ask the store.
+	 * @param key the request's key, never {@code null}
+	 * @param fingerprint the request's fingerprint, never {@code null}
+	 * @param policy the endpoint's policy, never {@code null}
+	 * @param waitDeadline the {@link System#nanoTime()} at which the wait for an
+	 * in-flight duplicate ends: the time of the first try plus the policy's
+	 * {@link IdempotencyPolicy#inFlightWait() in-flight wait}
+	 * @param tries the number of this try, one for the first
+	 * @return the decision, or {@code null} to try again; {@link Decision.Execute} holds
+	 * an open execution that the caller must end
+	 * @since 0.1.0
+	 */
+	public @Nullable Decision tryBegin(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy,
+			long waitDeadline, int tries) {
+		if (tries > 1 && !takeTurn(key, waitDeadline)) {
+			return null;
+		}
 		Decision decision = tryOnce(key, fingerprint, policy);
 		if (decision instanceof Decision.InProgress && System.nanoTime() - waitDeadline < 0) {
 			return null;
@@ -218,18 +271,55 @@ public final class IdempotencyEngine implements AutoCloseable {
 	private Decision decide(IdempotencyKey key, RequestFingerprint fingerprint, IdempotencyPolicy policy) {
 		long deadline = System.nanoTime() + policy.inFlightWait().toNanos();
 		for (int tries = 1;; tries++) {
+			if (tries > 1 && !takeTurn(key, deadline)) {
+				sleepQuietly(inFlightPollMillis(tries, deadline));
+				if (Thread.currentThread().isInterrupted()) {
+					return tryOnce(key, fingerprint, policy);
+				}
+				continue;
+			}
 			Decision decision = tryOnce(key, fingerprint, policy);
 			if (!(decision instanceof Decision.InProgress) || System.nanoTime() - deadline >= 0) {
 				return decision;
 			}
-			try {
-				Thread.sleep(inFlightPollMillis(tries, deadline));
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
+			sleepQuietly(inFlightPollMillis(tries, deadline));
+			if (Thread.currentThread().isInterrupted()) {
 				return decision;
 			}
 		}
+	}
+
+	private static void sleepQuietly(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	// Whether a later try of a waiting duplicate goes to the store now: the duplicates of
+	// one key waiting in this engine take turns, one try per POLL_SPACING_NANOS between
+	// them, whatever their number. A hundred of them polling each on its own would hold
+	// as many of the store's connections (a pool of ten, say) as they like, and the
+	// owner's heartbeat, waiting in the same pool behind them, could miss its lease:
+	// the key would then be taken over and the handler run twice. A try past the
+	// deadline always goes: it gives the answer. The turns of a key are forgotten when a
+	// try finds it no longer in progress, or (a key whose duplicates all gave up) with
+	// every other key's when too many are kept.
+	private boolean takeTurn(IdempotencyKey key, long deadline) {
+		long now = System.nanoTime();
+		if (now - deadline >= 0) {
+			return true;
+		}
+		Long last = this.lastPolls.get(key);
+		if (last == null) {
+			if (this.lastPolls.size() >= MAX_POLLED_KEYS) {
+				this.lastPolls.clear();
+			}
+			return this.lastPolls.putIfAbsent(key, now) == null;
+		}
+		return now - last >= this.pollSpacingNanos && this.lastPolls.replace(key, last, now);
 	}
 
 	// one try of the store
@@ -242,6 +332,10 @@ public final class IdempotencyEngine implements AutoCloseable {
 		catch (IdempotencyStoreException ex) {
 			this.listener.onStoreFailure(key, "acquire", ex);
 			return onStoreFailure(key, policy, ex);
+		}
+		if (!(result instanceof AcquireResult.InProgress) && !this.lastPolls.isEmpty()) {
+			// the wait for this key is over: its turns are forgotten
+			this.lastPolls.remove(key);
 		}
 		if (result instanceof AcquireResult.Acquired) {
 			Execution execution = new Execution(this, key, policy, token);

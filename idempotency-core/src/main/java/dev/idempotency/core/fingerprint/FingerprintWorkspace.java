@@ -34,7 +34,7 @@ import dev.idempotency.core.RequestFingerprint;
  * lock-free and bounded, and a miss simply creates a new workspace.
  * <p>
  * The pool is what keeps a fingerprint's allocation independent of the body's size. In
- * {@code FingerprintBenchmark} (docs/benchmarks.md) a canonical fingerprint allocates
+ * {@code FingerprintBenchmark} (docs/benchmarks/jmh.md) a canonical fingerprint allocates
  * 1,015 B for the 1 KiB document and 1,078 B for the 16 KiB one, whose buffers are
  * reused, but 770,227 B for the 256 KiB one, whose buffers are larger than
  * {@link #MAX_RETAINED_BYTES} and so are not kept; a raw fingerprint allocates 120 B at

@@ -196,7 +196,7 @@ final class JsonCanonicalizer {
 	static boolean isStrictUtf8(byte[] body, int length) {
 		// A CharsetDecoder would find the malformed sequences too, but only by decoding
 		// into a buffer as large as the body; this pass allocates nothing and took about
-		// 0.5 µs on FingerprintBenchmark's 1,047-byte document (docs/benchmarks.md).
+		// 0.5 µs on FingerprintBenchmark's 1,047-byte document (docs/benchmarks/jmh.md).
 		if (length >= 3 && body[0] == (byte) 0xEF && body[1] == (byte) 0xBB && body[2] == (byte) 0xBF) {
 			return false;
 		}
@@ -453,7 +453,7 @@ final class JsonCanonicalizer {
 		// or a surrogate pair) plus one byte for each character after it and the
 		// closing quote. Against making room for each character, this took the
 		// canonical fingerprint of the 16 KiB document of FingerprintBenchmark
-		// from 144-148 µs to 124-128 µs of CPU (docs/benchmarks.md).
+		// from 144-148 µs to 124-128 µs of CPU (docs/benchmarks/jmh.md).
 		out.ensure(length + 2);
 		byte[] bytes = out.bytes();
 		int n = out.length();

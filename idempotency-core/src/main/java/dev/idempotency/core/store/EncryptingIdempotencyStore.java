@@ -100,10 +100,11 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 
 	private static final Logger logger = Logger.getLogger(EncryptingIdempotencyStore.class.getName());
 
-	// one cipher per thread, initialised again for each operation: obtaining a Cipher
-	// looks up its provider every time, which cost more than AES-GCM and the codec
-	// together on a 1 KiB response (EncryptionBenchmark)
-	private static final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(EncryptingIdempotencyStore::newCipher);
+	// idle ciphers, initialised again for each operation: obtaining a Cipher looks up
+	// its provider every time, which cost more than AES-GCM and the codec together on a
+	// 1 KiB response (EncryptionBenchmark); pooled, not kept per thread, for virtual
+	// threads (CipherPool)
+	private static final CipherPool ciphers = new CipherPool(TRANSFORMATION);
 
 	private final IdempotencyStore delegate;
 
@@ -279,14 +280,17 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 		this.random.nextBytes(nonce);
 		byte[] sealed = new byte[NONCE_LENGTH + plain.length + TAG_BITS / 8];
 		System.arraycopy(nonce, 0, sealed, 0, NONCE_LENGTH);
+		Cipher cipher = ciphers.acquire();
 		try {
-			Cipher cipher = ciphers.get();
 			cipher.init(Cipher.ENCRYPT_MODE, ring.primaryKey(), new GCMParameterSpec(TAG_BITS, nonce));
 			cipher.updateAAD(associatedData(key, keyId));
 			cipher.doFinal(plain, 0, plain.length, sealed, NONCE_LENGTH);
 		}
 		catch (GeneralSecurityException ex) {
 			throw new IllegalStateException("Cannot encrypt with key '" + keyId + "'", ex);
+		}
+		finally {
+			ciphers.release(cipher);
 		}
 		return new StoredResponse(ENVELOPE_STATUS, List.of(new HttpHeader(ENVELOPE_HEADER, ENVELOPE_PREFIX + keyId)),
 				sealed);
@@ -313,12 +317,12 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 					() -> "A stored response encrypted with key '" + keyId + "' is too short to be valid");
 			return StoredResponse.unreadable();
 		}
+		byte[] plain;
+		Cipher cipher = ciphers.acquire();
 		try {
-			Cipher cipher = ciphers.get();
 			cipher.init(Cipher.DECRYPT_MODE, secretKey, new GCMParameterSpec(TAG_BITS, sealed, 0, NONCE_LENGTH));
 			cipher.updateAAD(associatedData(key, keyId));
-			byte[] plain = cipher.doFinal(sealed, NONCE_LENGTH, sealed.length - NONCE_LENGTH);
-			return this.codec.decode(plain);
+			plain = cipher.doFinal(sealed, NONCE_LENGTH, sealed.length - NONCE_LENGTH);
 		}
 		catch (AEADBadTagException ex) {
 			reportOnce("invalid:" + keyId, () -> "A stored response encrypted with key '" + keyId
@@ -326,13 +330,19 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 					+ " as not replayable");
 			return StoredResponse.unreadable();
 		}
+		catch (GeneralSecurityException ex) {
+			throw new IllegalStateException("Cannot decrypt with key '" + keyId + "'", ex);
+		}
+		finally {
+			ciphers.release(cipher);
+		}
+		try {
+			return this.codec.decode(plain);
+		}
 		catch (StoredResponseFormatException ex) {
 			reportOnce("invalid:" + keyId,
 					() -> "A stored response encrypted with key '" + keyId + "' cannot be decoded: " + ex.getMessage());
 			return StoredResponse.unreadable();
-		}
-		catch (GeneralSecurityException ex) {
-			throw new IllegalStateException("Cannot decrypt with key '" + keyId + "'", ex);
 		}
 	}
 
@@ -356,15 +366,6 @@ public final class EncryptingIdempotencyStore implements IdempotencyStore {
 								: "; set idempotency.encryption.replay-unencrypted-until to replay the ones stored"
 										+ " before encryption was turned on until they expire"));
 		return StoredResponse.unreadable();
-	}
-
-	private static Cipher newCipher() {
-		try {
-			return Cipher.getInstance(TRANSFORMATION);
-		}
-		catch (GeneralSecurityException ex) {
-			throw new IllegalStateException("This JVM offers no " + TRANSFORMATION + " cipher", ex);
-		}
 	}
 
 	private void reportOnce(String what, Supplier<String> message) {

@@ -19,12 +19,16 @@ package dev.idempotency.core.engine;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -402,6 +406,58 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void duplicatesWaitingForOneKeyTakeTurnsAtTheStore() throws Exception {
+		IdempotencyKey key = newKey();
+		Execution first = execute(key, "a", POLICY);
+		Duration wait = Duration.ofMillis(600);
+		IdempotencyPolicy waiting = IdempotencyPolicy.builder().inFlightWait(wait).build();
+		int duplicates = 50;
+		ExecutorService executor = Executors.newFixedThreadPool(duplicates);
+		long start = System.nanoTime();
+		long elapsed;
+		try {
+			this.store.acquireCalls.set(0);
+			List<Future<Decision>> answers = new ArrayList<>();
+			for (int i = 0; i < duplicates; i++) {
+				answers.add(executor.submit(() -> this.engine.begin(key, fingerprint("a"), waiting)));
+			}
+			for (Future<Decision> answer : answers) {
+				assertThat(answer.get(10, TimeUnit.SECONDS)).isInstanceOf(Decision.InProgress.class);
+			}
+			elapsed = System.nanoTime() - start;
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		// each duplicate's first try and its last (past its deadline), and between them
+		// one try of the key per turn, however slowly the threads started: polling on
+		// its own, each would have made eight (10, 20, 40, 80, 160 and 250 ms apart)
+		long turns = elapsed / IdempotencyEngine.POLL_SPACING_NANOS + 1;
+		assertThat(this.store.acquireCalls.get()).isLessThanOrEqualTo(2 * duplicates + (int) turns);
+		first.complete(response(201, "first"));
+		assertThat(this.engine.begin(key, fingerprint("a"), waiting)).isInstanceOf(Decision.Replay.class);
+	}
+
+	@Test
+	void laterTriesWithinTheWaitMayBeDeferredButTheFirstAndTheLastAskTheStore() {
+		this.engine.setPollSpacing(Duration.ofMinutes(5));
+		IdempotencyKey key = newKey();
+		execute(key, "a", POLICY);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		// a second try takes the key's turn, and the next one within the spacing waits
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline, 2)).isNull();
+		this.store.acquireCalls.set(0);
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline, 3)).isNull();
+		assertThat(this.store.acquireCalls.get()).as("a try within the key's turn").isZero();
+		// a first try always asks, and so does a try past the deadline, which answers
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline)).isNull();
+		assertThat(this.store.acquireCalls.get()).isOne();
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, System.nanoTime() - 1, 4))
+			.isInstanceOf(Decision.InProgress.class);
+		assertThat(this.store.acquireCalls.get()).isEqualTo(2);
+	}
+
+	@Test
 	void inFlightWaitGivesUpAfterItsLimit() {
 		IdempotencyKey key = newKey();
 		execute(key, "a", POLICY);
@@ -574,6 +630,8 @@ class IdempotencyEngineTests {
 
 		final AtomicInteger extendCalls = new AtomicInteger();
 
+		final AtomicInteger acquireCalls = new AtomicInteger();
+
 		final AtomicInteger maxConcurrentExtends = new AtomicInteger();
 
 		private final AtomicInteger concurrentExtends = new AtomicInteger();
@@ -588,6 +646,7 @@ class IdempotencyEngineTests {
 		@Override
 		public AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token,
 				Duration lease, Duration ttl) {
+			this.acquireCalls.incrementAndGet();
 			if (this.failAcquire) {
 				throw new IdempotencyStoreException("store down");
 			}

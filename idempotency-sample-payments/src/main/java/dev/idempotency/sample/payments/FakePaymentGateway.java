@@ -30,19 +30,33 @@ import org.springframework.stereotype.Component;
 @Component
 class FakePaymentGateway implements PaymentGateway {
 
+	// the charge of a new key, none for a key already charged: PostgreSQL's ON CONFLICT
+	// DO NOTHING, MariaDB's INSERT IGNORE (every value fits its column, so IGNORE
+	// shortens
+	// nothing), each returning the id it inserted
+	private static final String CHARGE_POSTGRESQL = """
+			INSERT INTO gateway_charges (charge_key, id, amount, currency) VALUES (?, ?, ?, ?)
+			ON CONFLICT (charge_key) DO NOTHING
+			RETURNING id
+			""";
+
+	private static final String CHARGE_MARIADB = """
+			INSERT IGNORE INTO gateway_charges (charge_key, id, amount, currency) VALUES (?, ?, ?, ?)
+			RETURNING id
+			""";
+
 	private final JdbcClient jdbc;
 
-	FakePaymentGateway(JdbcClient jdbc) {
+	private final String charge;
+
+	FakePaymentGateway(JdbcClient jdbc, SampleDatabase database) {
 		this.jdbc = jdbc;
+		this.charge = (database == SampleDatabase.MARIADB) ? CHARGE_MARIADB : CHARGE_POSTGRESQL;
 	}
 
 	@Override
 	public String charge(String chargeKey, long amount, String currency) {
-		return this.jdbc.sql("""
-				INSERT INTO gateway_charges (charge_key, id, amount, currency) VALUES (?, ?, ?, ?)
-				ON CONFLICT (charge_key) DO NOTHING
-				RETURNING id
-				""")
+		return this.jdbc.sql(this.charge)
 			.params(chargeKey, "ch_" + UUID.randomUUID().toString().replace("-", ""), amount, currency)
 			.query(String.class)
 			.optional()

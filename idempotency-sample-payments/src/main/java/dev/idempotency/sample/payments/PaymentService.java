@@ -19,6 +19,7 @@ package dev.idempotency.sample.payments;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.OffsetDateTime;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -26,6 +27,7 @@ import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -45,16 +47,47 @@ public class PaymentService {
 
 	private static final String COLUMNS = "id, account_id, amount, currency, description, status, created_at";
 
+	// the reservation of a new (owner, key), none for one already recorded: PostgreSQL's
+	// ON CONFLICT DO NOTHING, MariaDB's INSERT IGNORE (every value is validated and fits
+	// its column, so IGNORE shortens nothing, and a failed CHECK still fails), each
+	// returning the row it inserted
+	private static final String RESERVE_POSTGRESQL = """
+			INSERT INTO payments (id, account_id, owner, idempotency_key, amount, currency, description, status)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING')
+			ON CONFLICT (owner, idempotency_key) DO NOTHING
+			RETURNING %s
+			""".formatted(COLUMNS);
+
+	private static final String RESERVE_MARIADB = """
+			INSERT IGNORE INTO payments (id, account_id, owner, idempotency_key, amount, currency, description, status)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING')
+			RETURNING %s
+			""".formatted(COLUMNS);
+
+	private static final String FIND_BY_KEY = "SELECT " + COLUMNS
+			+ " FROM payments WHERE owner = ? AND idempotency_key = ?";
+
+	// created_at read as an OffsetDateTime, which both drivers convert in the time zone
+	// of the connection (MariaDB Connector/J reads an Instant in the JVM's own instead)
+	private static final RowMapper<Payment> PAYMENT = (rs, row) -> new Payment(rs.getObject("id", UUID.class),
+			rs.getObject("account_id", UUID.class), rs.getLong("amount"), rs.getString("currency"),
+			rs.getString("description"), rs.getString("status"),
+			rs.getObject("created_at", OffsetDateTime.class).toInstant());
+
 	private final JdbcClient jdbc;
 
 	private final PaymentGateway gateway;
 
 	private final TransactionTemplate transactions;
 
-	PaymentService(JdbcClient jdbc, PaymentGateway gateway, PlatformTransactionManager transactionManager) {
+	private final SampleDatabase database;
+
+	PaymentService(JdbcClient jdbc, PaymentGateway gateway, PlatformTransactionManager transactionManager,
+			SampleDatabase database) {
 		this.jdbc = jdbc;
 		this.gateway = gateway;
 		this.transactions = new TransactionTemplate(transactionManager);
+		this.database = database;
 	}
 
 	/**
@@ -91,10 +124,24 @@ public class PaymentService {
 			this.transactions.executeWithoutResult((status) -> cancel(payment));
 			throw ex;
 		}
+		return confirm(payment, charge);
+	}
+
+	private Payment confirm(Payment payment, String charge) {
+		if (this.database == SampleDatabase.MARIADB) {
+			// MariaDB's UPDATE returns no rows: the row is read after it
+			this.jdbc.sql("UPDATE payments SET status = 'SUCCEEDED', gateway_charge = ? WHERE id = ?")
+				.params(charge, payment.id())
+				.update();
+			return this.jdbc.sql("SELECT " + COLUMNS + " FROM payments WHERE id = ?")
+				.param(payment.id())
+				.query(PAYMENT)
+				.single();
+		}
 		return this.jdbc
 			.sql("UPDATE payments SET status = 'SUCCEEDED', gateway_charge = ? WHERE id = ? RETURNING " + COLUMNS)
 			.params(charge, payment.id())
-			.query(Payment.class)
+			.query(PAYMENT)
 			.single();
 	}
 
@@ -116,18 +163,14 @@ public class PaymentService {
 		if (account.balance() < request.amount()) {
 			throw PaymentException.insufficientFunds(account.balance(), request.amount());
 		}
-		Optional<Payment> inserted = this.jdbc.sql("""
-				INSERT INTO payments (id, account_id, owner, idempotency_key, amount, currency, description, status)
-				VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING')
-				ON CONFLICT (owner, idempotency_key) DO NOTHING
-				RETURNING %s
-				""".formatted(COLUMNS))
+		Optional<Payment> inserted = this.jdbc
+			.sql((this.database == SampleDatabase.MARIADB) ? RESERVE_MARIADB : RESERVE_POSTGRESQL)
 			.params(UUID.randomUUID(), account.id(), owner, idempotencyKey, request.amount(), request.currency(),
 					request.description())
-			.query(Payment.class)
+			.query(PAYMENT)
 			.optional();
 		if (inserted.isEmpty()) {
-			return findByKey(owner, idempotencyKey).orElseThrow();
+			return committedByKey(owner, idempotencyKey);
 		}
 		this.jdbc.sql("UPDATE accounts SET balance = balance - ? WHERE id = ?")
 			.params(request.amount(), account.id())
@@ -155,7 +198,7 @@ public class PaymentService {
 	public Optional<Payment> find(UUID id, String owner) {
 		return this.jdbc.sql("SELECT " + COLUMNS + " FROM payments WHERE id = ? AND owner = ?")
 			.params(id, owner)
-			.query(Payment.class)
+			.query(PAYMENT)
 			.optional();
 	}
 
@@ -169,15 +212,21 @@ public class PaymentService {
 		return this.jdbc
 			.sql("SELECT " + COLUMNS + " FROM payments WHERE account_id = ? AND owner = ? ORDER BY created_at, id")
 			.params(accountId, owner)
-			.query(Payment.class)
+			.query(PAYMENT)
 			.list();
 	}
 
 	private Optional<Payment> findByKey(String owner, String idempotencyKey) {
-		return this.jdbc.sql("SELECT " + COLUMNS + " FROM payments WHERE owner = ? AND idempotency_key = ?")
-			.params(owner, idempotencyKey)
-			.query(Payment.class)
-			.optional();
+		return this.jdbc.sql(FIND_BY_KEY).params(owner, idempotencyKey).query(PAYMENT).optional();
+	}
+
+	// The payment another transaction committed with this (owner, key) while the
+	// reservation ran. PostgreSQL's READ COMMITTED reads it; MariaDB's REPEATABLE READ
+	// would still read the transaction's snapshot, taken before that commit, so there it
+	// is a locking read, which reads the latest committed row.
+	private Payment committedByKey(String owner, String idempotencyKey) {
+		String sql = (this.database == SampleDatabase.MARIADB) ? FIND_BY_KEY + " LOCK IN SHARE MODE" : FIND_BY_KEY;
+		return this.jdbc.sql(sql).params(owner, idempotencyKey).query(PAYMENT).single();
 	}
 
 	private static void validate(PaymentRequest request) {

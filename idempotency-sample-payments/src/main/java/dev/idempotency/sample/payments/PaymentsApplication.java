@@ -16,8 +16,11 @@
 
 package dev.idempotency.sample.payments;
 
+import javax.sql.DataSource;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
 
 /**
  * Payments service whose {@code POST} endpoints are safe to retry.
@@ -29,6 +32,12 @@ public class PaymentsApplication {
 
 	public static void main(String[] args) {
 		SpringApplication.run(PaymentsApplication.class, args);
+	}
+
+	// PostgreSQL or MariaDB (the profile mariadb): picks the few statements that differ
+	@Bean
+	SampleDatabase sampleDatabase(DataSource dataSource) {
+		return SampleDatabase.of(dataSource);
 	}
 
 }

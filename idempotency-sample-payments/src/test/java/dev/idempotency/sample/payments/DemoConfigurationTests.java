@@ -32,7 +32,8 @@ import static org.mockito.Mockito.mock;
 class DemoConfigurationTests {
 
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
-		.withBean(FakePaymentGateway.class, () -> new FakePaymentGateway(mock(JdbcClient.class)))
+		.withBean(FakePaymentGateway.class,
+				() -> new FakePaymentGateway(mock(JdbcClient.class), SampleDatabase.POSTGRESQL))
 		.withUserConfiguration(DemoConfiguration.class);
 
 	@Test

@@ -16,6 +16,7 @@
 
 package dev.idempotency.sample.payments;
 
+import java.util.Arrays;
 import java.util.Map;
 
 import dev.idempotency.test.servers.TestServers;
@@ -26,6 +27,8 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.SimpleCommandLinePropertySource;
+import org.springframework.core.env.StandardEnvironment;
 
 /**
  * Runs the sample with no servers installed: Redis and PostgreSQL come from the
@@ -33,8 +36,15 @@ import org.springframework.context.annotation.Bean;
  * test variables of {@link TestServers}) are set, else from Testcontainers when Docker is
  * available, else from embedded servers started in this JVM.
  * <p>
+ * With the profile {@code mariadb} the database is MariaDB instead, the {@code payments}
+ * database of the server of {@link TestServers#mariadb()} (its test variables, else
+ * Testcontainers, else the local server on 127.0.0.1:3306) unless
+ * {@code SPRING_DATASOURCE_URL} names one. There is no embedded MariaDB: without a server
+ * the start fails, saying how to provide one.
+ * <p>
  * Run with
- * {@code ./mvnw -pl idempotency-sample-payments -am -DskipTests test-compile spring-boot:test-run}.
+ * {@code ./mvnw -pl idempotency-sample-payments -am -DskipTests test-compile spring-boot:test-run},
+ * on MariaDB with {@code -Dspring-boot.run.profiles=mariadb} added.
  *
  * @author Idempotency contributors
  */
@@ -44,23 +54,54 @@ public final class TestPaymentsApplication {
 	}
 
 	public static void main(String[] args) {
-		useLocalServersUnlessConfigured();
+		useLocalServersUnlessConfigured(isMariaDbProfileActive(args));
 		SpringApplication.from(PaymentsApplication::main).with(Greeting.class).run(args);
 	}
 
-	private static void useLocalServersUnlessConfigured() {
+	// the profile from the arguments (as the Maven plugin passes it), a system property
+	// or
+	// SPRING_PROFILES_ACTIVE
+	private static boolean isMariaDbProfileActive(String[] args) {
+		StandardEnvironment environment = new StandardEnvironment();
+		environment.getPropertySources().addFirst(new SimpleCommandLinePropertySource(args));
+		return Arrays.asList(environment.getActiveProfiles()).contains("mariadb");
+	}
+
+	private static void useLocalServersUnlessConfigured(boolean mariadb) {
 		if (!isConfigured("spring.data.redis.host", "SPRING_DATA_REDIS_HOST")) {
 			TestServers.Redis redis = TestServers.redis();
 			System.setProperty("spring.data.redis.host", redis.host());
 			System.setProperty("spring.data.redis.port", String.valueOf(redis.port()));
 			System.out.println("Redis: " + redis.source() + " server at " + redis.host() + ":" + redis.port());
 		}
-		if (!isConfigured("spring.datasource.url", "SPRING_DATASOURCE_URL")) {
+		if (mariadb && !isConfigured("spring.datasource.url", "SPRING_DATASOURCE_URL")) {
+			TestServers.MariaDb server = mariaDbServer();
+			String url = server.jdbcUrl("payments", TestServers.MariaDb.Driver.MARIADB)
+					+ "?createDatabaseIfNotExist=true";
+			System.setProperty("spring.datasource.url", url);
+			System.setProperty("spring.datasource.username", server.username());
+			System.setProperty("spring.datasource.password", server.password());
+			String source = server.source().endsWith("server") ? server.source() : server.source() + " server";
+			System.out.println("MariaDB: " + source + " at " + url);
+		}
+		else if (!isConfigured("spring.datasource.url", "SPRING_DATASOURCE_URL")) {
 			TestServers.Postgres postgres = TestServers.postgres();
 			System.setProperty("spring.datasource.url", postgres.jdbcUrl());
 			System.setProperty("spring.datasource.username", postgres.username());
 			System.setProperty("spring.datasource.password", postgres.password());
 			System.out.println("PostgreSQL: " + postgres.source() + " server at " + postgres.jdbcUrl());
+		}
+	}
+
+	private static TestServers.MariaDb mariaDbServer() {
+		try {
+			return TestServers.mariadb();
+		}
+		catch (IllegalStateException ex) {
+			throw new IllegalStateException("The profile mariadb runs the sample on MariaDB, and there is no embedded"
+					+ " MariaDB to start: set SPRING_DATASOURCE_URL (jdbc:mariadb://host:port/database),"
+					+ " SPRING_DATASOURCE_USERNAME and SPRING_DATASOURCE_PASSWORD, or provide a server as follows. "
+					+ ex.getMessage(), ex);
 		}
 	}
 

@@ -35,9 +35,9 @@ import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
- * Counts the requests that reach the payment handler, per user and idempotency key: a
- * request that the idempotency filter answers itself (a replay, a 409, a 503) never gets
- * here, so the count is the number of times the handler ran.
+ * Counts the requests that reach the payment and account handlers, per user and
+ * idempotency key: a request that the idempotency filter answers itself (a replay, a 409,
+ * a 503) never gets here, so the count is the number of times a handler ran.
  *
  * @author Idempotency contributors
  */
@@ -69,9 +69,9 @@ final class HandlerRuns implements HandlerInterceptor {
 	}
 
 	/**
-	 * Registers the counter for {@code POST /payments}, and lets Lettuce reconnect every
-	 * 100 ms instead of backing off exponentially up to 30 s, so that a restored Redis is
-	 * used again within a fraction of a second.
+	 * Registers the counter for {@code POST /payments} and {@code POST /accounts}, and
+	 * lets Lettuce reconnect every 100 ms instead of backing off exponentially up to 30
+	 * s, so that a restored Redis is used again within a fraction of a second.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	static class CountingConfiguration {
@@ -87,7 +87,7 @@ final class HandlerRuns implements HandlerInterceptor {
 
 				@Override
 				public void addInterceptors(InterceptorRegistry registry) {
-					registry.addInterceptor(handlerRuns).addPathPatterns("/payments");
+					registry.addInterceptor(handlerRuns).addPathPatterns("/payments", "/accounts");
 				}
 
 			};

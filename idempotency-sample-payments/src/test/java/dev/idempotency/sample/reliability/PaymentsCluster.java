@@ -27,10 +27,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -42,6 +42,8 @@ import java.util.regex.Pattern;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.sample.payments.PaymentsApplication;
+import dev.idempotency.sample.payments.Race;
+import dev.idempotency.sample.payments.TestDatabase;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.test.TcpProxy;
 import dev.idempotency.test.servers.TestServers;
@@ -65,16 +67,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Several instances of the payments sample, each a Spring context of its own on a random
- * port, sharing one real Redis and one real PostgreSQL: the servers of
- * {@link TestServers}, in a schema and under a Redis key prefix of their own that are
- * removed on {@link #close()}. With {@code proxied}, each instance reaches Redis and
- * PostgreSQL through its own {@link TcpProxy}, so that a test can cut either server off
- * from every instance and restore it.
+ * port, sharing one real Redis and one real database, PostgreSQL or MariaDB: the servers
+ * of {@link TestServers}, in a schema or database ({@link TestDatabase.Namespace}) and
+ * under a Redis key prefix of their own that are removed on {@link #close()}. On MariaDB
+ * the instances run with the sample's profile {@code mariadb}. With {@code proxied}, each
+ * instance reaches Redis and the database through its own {@link TcpProxy}, so that a
+ * test can cut either server off from every instance and restore it.
  * <p>
  * Time-outs are short so that faults cost seconds: Redis command and connect time-outs 1
- * s with proxies (2 s, the sample's, without), Hikari connection time-out 1 s, lock
- * timeout 2 s, the tiered store's breaker open for 500 ms. {@link HandlerRuns} counts how
- * often each instance ran the payment handler, per user and key.
+ * s with proxies (2 s, the sample's, without), Hikari connection time-out 2 s with
+ * proxies, lock timeout 2 s, the tiered store's breaker open for 500 ms.
+ * {@link HandlerRuns} counts how often each instance ran the payment and account
+ * handlers, per user and key.
  *
  * @author Idempotency contributors
  */
@@ -83,6 +87,10 @@ final class PaymentsCluster implements AutoCloseable {
 	private static final Pattern ID = Pattern.compile("\"id\":\"([0-9a-f-]{36})\"");
 
 	private final String schema;
+
+	private final TestDatabase.Namespace namespace;
+
+	private final Map<String, ?> overrides;
 
 	private final List<Instance> instances = new ArrayList<>();
 
@@ -99,13 +107,14 @@ final class PaymentsCluster implements AutoCloseable {
 
 	private final StatefulRedisConnection<String, String> redisConnection;
 
-	private PaymentsCluster(String name) {
+	private PaymentsCluster(TestDatabase database, String name, Map<String, ?> overrides) {
 		this.schema = name + "_" + Long.toHexString(System.nanoTime());
-		TestServers.Postgres postgres = TestServers.postgres();
+		this.namespace = database.create(this.schema);
+		this.overrides = overrides;
 		// the test's own connections, never through the proxies
-		this.dataSource.setJdbcUrl(withSchema(postgres.jdbcUrl(), this.schema));
-		this.dataSource.setUsername(postgres.username());
-		this.dataSource.setPassword(postgres.password());
+		this.dataSource.setJdbcUrl(this.namespace.testJdbcUrl());
+		this.dataSource.setUsername(this.namespace.username());
+		this.dataSource.setPassword(this.namespace.password());
 		this.dataSource.setMaximumPoolSize(2);
 		this.dataSource.setPoolName("payments-cluster-test");
 		this.jdbc = JdbcClient.create(this.dataSource);
@@ -115,14 +124,31 @@ final class PaymentsCluster implements AutoCloseable {
 	}
 
 	/**
-	 * Start instances of the sample, one after the other.
+	 * Start instances of the sample on PostgreSQL with the tiered store, one after the
+	 * other.
 	 * @param name prefix of the schema and Redis key prefix, unique per test class
 	 * @param size how many instances
 	 * @param proxied whether each instance reaches the servers through proxies of its own
 	 * @return the running cluster
 	 */
 	static PaymentsCluster start(String name, int size, boolean proxied) {
-		PaymentsCluster cluster = new PaymentsCluster(name);
+		return start(TestDatabase.POSTGRESQL, name, size, proxied, Map.of());
+	}
+
+	/**
+	 * Start instances of the sample, one after the other.
+	 * @param database the database they share
+	 * @param name prefix of the schema or database and of the Redis key prefix, unique
+	 * per test class
+	 * @param size how many instances
+	 * @param proxied whether each instance reaches the servers through proxies of its own
+	 * @param overrides properties that replace the cluster's, such as
+	 * {@code idempotency.store.type=jdbc} (the database alone) for {@code tiered}
+	 * @return the running cluster
+	 */
+	static PaymentsCluster start(TestDatabase database, String name, int size, boolean proxied,
+			Map<String, ?> overrides) {
+		PaymentsCluster cluster = new PaymentsCluster(database, name, overrides);
 		try {
 			for (int i = 0; i < size; i++) {
 				cluster.instances.add(cluster.startInstance(i, proxied));
@@ -137,54 +163,66 @@ final class PaymentsCluster implements AutoCloseable {
 
 	private Instance startInstance(int index, boolean proxied) throws IOException {
 		TestServers.Redis redis = TestServers.redis();
-		TestServers.Postgres postgres = TestServers.postgres();
-		URI jdbc = URI.create(postgres.jdbcUrl().substring("jdbc:".length()));
 		TcpProxy redisProxy = null;
-		TcpProxy postgresProxy = null;
+		TcpProxy databaseProxy = null;
 		String redisHost = redis.host();
 		int redisPort = redis.port();
-		String jdbcUrl = postgres.jdbcUrl();
 		// short enough for a cut to cost little, long enough for a busy machine
 		String redisTimeout = (proxied) ? "1s" : "2s";
-		String postgresTimeout = (proxied) ? "2000" : "10000";
+		String databaseTimeout = (proxied) ? "2000" : "10000";
+		Map<String, Object> properties;
 		if (proxied) {
 			redisProxy = TcpProxy.start(redis.host(), redis.port());
-			postgresProxy = TcpProxy.start(jdbc.getHost(), (jdbc.getPort() != -1) ? jdbc.getPort() : 5432);
+			databaseProxy = TcpProxy.start(this.namespace.host(), this.namespace.port());
 			redisHost = redisProxy.host();
 			redisPort = redisProxy.port();
-			jdbcUrl = "jdbc:postgresql://" + postgresProxy.host() + ":" + postgresProxy.port() + jdbc.getRawPath()
-					+ ((jdbc.getRawQuery() != null) ? "?" + jdbc.getRawQuery() : "");
+			properties = new LinkedHashMap<>(
+					this.namespace.springProperties(databaseProxy.host(), databaseProxy.port()));
+		}
+		else {
+			properties = new LinkedHashMap<>(this.namespace.springProperties());
 		}
 		try {
 			// command-line arguments win over the sample's application.yml; the
 			// socket time-out is longer than its 3 s: at start-up the migration
-			// waits for an advisory lock that every migration on the server takes,
-			// and a busy server can make it wait longer (the tests cut PostgreSQL,
-			// never hang it, so no test waits for this time-out)
+			// waits for a lock that every migration on the server takes (PostgreSQL's
+			// advisory lock, MariaDB's named lock), and a busy server can make it wait
+			// longer (the tests cut the database, never hang it, so no test waits for
+			// this time-out)
+			properties.put("server.port", 0);
+			properties.put("spring.main.banner-mode", "off");
+			properties.put("spring.application.name", "payments-" + this.schema + "-" + index);
+			properties.put("spring.datasource.hikari.connection-timeout", databaseTimeout);
+			properties.put("spring.datasource.hikari.maximum-pool-size", 5);
+			properties.put("spring.datasource.hikari.minimum-idle", 1);
+			properties.put("spring.datasource.hikari.validation-timeout", 500);
+			properties.put("spring.datasource.hikari.data-source-properties.socketTimeout",
+					this.namespace.socketTimeout(Duration.ofSeconds(30)));
+			properties.put("spring.data.redis.host", redisHost);
+			properties.put("spring.data.redis.port", redisPort);
+			properties.put("spring.data.redis.timeout", redisTimeout);
+			properties.put("spring.data.redis.connect-timeout", redisTimeout);
+			properties.put("idempotency.store.type", "tiered");
+			properties.put("idempotency.redis.key-prefix", this.schema + ":");
+			properties.put("idempotency.lock-timeout", "2s");
+			properties.put("idempotency.tiered.open-duration", "500ms");
+			properties.put("idempotency.jdbc.cleanup.enabled", false);
+			properties.put("logging.level.io.lettuce.core", "ERROR");
+			properties.put("logging.level.com.zaxxer.hikari", "ERROR");
+			properties.putAll(this.overrides);
+			String[] args = properties.entrySet()
+				.stream()
+				.map((property) -> "--" + property.getKey() + "=" + property.getValue())
+				.toArray(String[]::new);
 			ConfigurableApplicationContext context = new SpringApplicationBuilder(PaymentsApplication.class,
 					HandlerRuns.CountingConfiguration.class)
 				.main(PaymentsApplication.class)
-				.run("--server.port=0", "--spring.main.banner-mode=off",
-						"--spring.application.name=payments-" + this.schema + "-" + index,
-						"--spring.datasource.url=" + jdbcUrl, "--spring.datasource.username=" + postgres.username(),
-						"--spring.datasource.password=" + postgres.password(),
-						"--spring.datasource.hikari.schema=" + this.schema,
-						"--spring.datasource.hikari.connection-timeout=" + postgresTimeout,
-						"--spring.datasource.hikari.maximum-pool-size=5", "--spring.datasource.hikari.minimum-idle=1",
-						"--spring.datasource.hikari.validation-timeout=500",
-						"--spring.datasource.hikari.data-source-properties.socketTimeout=30",
-						"--spring.flyway.schemas=" + this.schema, "--spring.flyway.default-schema=" + this.schema,
-						"--spring.data.redis.host=" + redisHost, "--spring.data.redis.port=" + redisPort,
-						"--spring.data.redis.timeout=" + redisTimeout,
-						"--spring.data.redis.connect-timeout=" + redisTimeout, "--idempotency.store.type=tiered",
-						"--idempotency.redis.key-prefix=" + this.schema + ":", "--idempotency.lock-timeout=2s",
-						"--idempotency.tiered.open-duration=500ms", "--idempotency.jdbc.cleanup.enabled=false",
-						"--logging.level.io.lettuce.core=ERROR", "--logging.level.com.zaxxer.hikari=ERROR");
-			return new Instance(index, context, redisProxy, postgresProxy);
+				.run(args);
+			return new Instance(index, context, redisProxy, databaseProxy);
 		}
 		catch (RuntimeException ex) {
 			closeQuietly(redisProxy);
-			closeQuietly(postgresProxy);
+			closeQuietly(databaseProxy);
 			throw ex;
 		}
 	}
@@ -199,6 +237,10 @@ final class PaymentsCluster implements AutoCloseable {
 
 	String schema() {
 		return this.schema;
+	}
+
+	TestDatabase database() {
+		return this.namespace.database();
 	}
 
 	JdbcClient jdbc() {
@@ -333,6 +375,13 @@ final class PaymentsCluster implements AutoCloseable {
 			.single();
 	}
 
+	long accountsWithBalance(String owner, long balance) {
+		return this.jdbc.sql("SELECT count(*) FROM accounts WHERE owner = ? AND balance = ?")
+			.params(owner, balance)
+			.query(Long.class)
+			.single();
+	}
+
 	long balance(String account) {
 		return this.jdbc.sql("SELECT balance FROM accounts WHERE id = ?")
 			.param(UUID.fromString(account))
@@ -341,7 +390,7 @@ final class PaymentsCluster implements AutoCloseable {
 	}
 
 	/**
-	 * Return the idempotency records PostgreSQL holds for a key, in every scope.
+	 * Return the idempotency records the database holds for a key, in every scope.
 	 * @param key the idempotency key
 	 * @return the number of rows
 	 */
@@ -386,12 +435,12 @@ final class PaymentsCluster implements AutoCloseable {
 		this.instances.forEach((instance) -> instance.redisProxy().restore());
 	}
 
-	void cutPostgres() {
-		this.instances.forEach((instance) -> instance.postgresProxy().cut());
+	void cutDatabase() {
+		this.instances.forEach((instance) -> instance.databaseProxy().cut());
 	}
 
-	void restorePostgres() {
-		this.instances.forEach((instance) -> instance.postgresProxy().restore());
+	void restoreDatabase() {
+		this.instances.forEach((instance) -> instance.databaseProxy().restore());
 	}
 
 	@Override
@@ -406,12 +455,12 @@ final class PaymentsCluster implements AutoCloseable {
 		finally {
 			this.redisConnection.close();
 			this.redisClient.shutdown();
-			// the schema is this cluster's own
+			// the schema or database is this cluster's own
 			try {
-				this.jdbc.sql("DROP SCHEMA IF EXISTS " + this.schema + " CASCADE").update();
+				this.dataSource.close();
 			}
 			finally {
-				this.dataSource.close();
+				this.namespace.close();
 			}
 		}
 	}
@@ -443,27 +492,7 @@ final class PaymentsCluster implements AutoCloseable {
 	 * @throws Exception if a request failed
 	 */
 	static List<HttpResponse<byte[]>> race(int count, Request request) throws Exception {
-		ExecutorService executor = Executors.newFixedThreadPool(count);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
-			for (int i = 0; i < count; i++) {
-				int n = i;
-				futures.add(executor.submit(() -> {
-					start.await();
-					return request.send(n);
-				}));
-			}
-			start.countDown();
-			List<HttpResponse<byte[]>> responses = new ArrayList<>();
-			for (Future<HttpResponse<byte[]>> future : futures) {
-				responses.add(future.get(2, TimeUnit.MINUTES));
-			}
-			return responses;
-		}
-		finally {
-			executor.shutdownNow();
-		}
+		return Race.of(count, request::send);
 	}
 
 	/**
@@ -516,10 +545,6 @@ final class PaymentsCluster implements AutoCloseable {
 		}
 	}
 
-	private static String withSchema(String jdbcUrl, String schema) {
-		return jdbcUrl + ((jdbcUrl.indexOf('?') < 0) ? "?" : "&") + "currentSchema=" + schema;
-	}
-
 	private static void closeQuietly(AutoCloseable closeable) {
 		if (closeable != null) {
 			try {
@@ -537,9 +562,10 @@ final class PaymentsCluster implements AutoCloseable {
 	 * @param index its index in the cluster
 	 * @param context its application context
 	 * @param redisProxy the proxy it reaches Redis through, {@code null} if none
-	 * @param postgresProxy the proxy it reaches PostgreSQL through, {@code null} if none
+	 * @param databaseProxy the proxy it reaches the database through, {@code null} if
+	 * none
 	 */
-	record Instance(int index, ConfigurableApplicationContext context, TcpProxy redisProxy, TcpProxy postgresProxy) {
+	record Instance(int index, ConfigurableApplicationContext context, TcpProxy redisProxy, TcpProxy databaseProxy) {
 
 		int port() {
 			return ((WebServerApplicationContext) this.context).getWebServer().getPort();
@@ -554,7 +580,7 @@ final class PaymentsCluster implements AutoCloseable {
 		}
 
 		/**
-		 * Return the tiered store's fallbacks to PostgreSQL alone so far.
+		 * Return the tiered store's fallbacks to the database alone so far.
 		 * @return the count of {@code idempotency.tier.fallbacks}, all tags
 		 */
 		double fallbacks() {
@@ -572,7 +598,7 @@ final class PaymentsCluster implements AutoCloseable {
 			}
 			finally {
 				closeQuietly(this.redisProxy);
-				closeQuietly(this.postgresProxy);
+				closeQuietly(this.databaseProxy);
 			}
 		}
 

@@ -17,7 +17,7 @@
 /**
  * Benchmark programs of the starter: its stores on real servers, and JMH benchmarks of
  * its request path. Built only with the {@code benchmarks} Maven profile; see
- * {@code docs/benchmarks.md}.
+ * {@code docs/benchmarks/jmh.md} and {@code docs/benchmarks/scale.md}.
  */
 @NullMarked
 package dev.idempotency.spring.jmh;

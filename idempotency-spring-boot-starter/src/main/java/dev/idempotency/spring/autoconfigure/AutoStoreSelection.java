@@ -61,7 +61,7 @@ class AutoStoreSelection {
 	@ConditionalOnMissingBean(IdempotencyStore.class)
 	IdempotencyStore idempotencyStore(IdempotencyProperties properties, JdbcStoreFactory jdbc,
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
-		if (jdbc.database().isPostgreSql()) {
+		if (jdbc.database().isSupported()) {
 			return JdbcStoreConfiguration.jdbcStore(properties, jdbc, customizers);
 		}
 		StoreTypeCondition.logChoice("in-memory", StoreType.AUTO, "no Redis; " + unsupported(jdbc));
@@ -69,7 +69,7 @@ class AutoStoreSelection {
 	}
 
 	private static String unsupported(JdbcStoreFactory jdbc) {
-		return "the DataSource is " + jdbc.database().describe() + ", which the PostgreSQL store does not support";
+		return "the DataSource is " + jdbc.database().describe() + ", which the JDBC store does not support";
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -81,7 +81,7 @@ class AutoStoreSelection {
 		IdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, IdempotencyProperties properties,
 				JdbcStoreFactory jdbc, ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers,
 				ObjectProvider<IdempotencyStoreCustomizer<RedisIdempotencyStore>> redisCustomizers) {
-			if (jdbc.database().isPostgreSql()) {
+			if (jdbc.database().isSupported()) {
 				return TieredStoreConfiguration.tieredStore(connectionFactory, properties, jdbc, customizers);
 			}
 			StoreTypeCondition.logChoice("redis", StoreType.AUTO, "Redis present; " + unsupported(jdbc));

@@ -144,9 +144,14 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 			if (connectionTimeout instanceof Long millis) {
 				warnIfAbove("spring.datasource.hikari.connection-timeout", Duration.ofMillis(millis), bound);
 			}
+			Object jdbcUrl = hikari.getPropertyValue("jdbcUrl");
 			Duration socketTimeout = socketTimeout(hikari);
-			warnIfAbove("pgjdbc socketTimeout (JDBC URL parameter or data-source property)",
-					(socketTimeout != null) ? socketTimeout : Duration.ZERO, bound);
+			if (socketTimeout != null) {
+				String driver = (jdbcUrl instanceof String url && url.startsWith("jdbc:postgresql:")) ? "pgjdbc"
+						: "the JDBC driver's";
+				warnIfAbove(driver + " socketTimeout (JDBC URL parameter or data-source property)", socketTimeout,
+						bound);
+			}
 		}
 	}
 
@@ -157,18 +162,29 @@ final class ClientTimeoutWarnings implements SmartInitializingSingleton {
 		return new BeanWrapperImpl(dataSource);
 	}
 
-	// pgjdbc's socketTimeout in seconds; 0 (its default) waits for ever
+	// pgjdbc's socketTimeout in seconds, MariaDB Connector/J's and MySQL Connector/J's in
+	// milliseconds; 0 (their default) waits for ever; null for another driver, of which
+	// nothing is known
 	private static @Nullable Duration socketTimeout(BeanWrapper hikari) {
 		Object jdbcUrl = hikari.getPropertyValue("jdbcUrl");
-		if (!(jdbcUrl instanceof String url) || !url.startsWith("jdbc:postgresql:")) {
+		if (!(jdbcUrl instanceof String url)) {
 			return null;
 		}
+		boolean seconds = url.startsWith("jdbc:postgresql:");
+		if (!seconds && !url.startsWith("jdbc:mariadb:") && !url.startsWith("jdbc:mysql:")) {
+			return null;
+		}
+		String value = null;
 		Object properties = hikari.getPropertyValue("dataSourceProperties");
 		if (properties instanceof Properties map && map.getProperty("socketTimeout") != null) {
-			return Duration.ofSeconds(Long.parseLong(map.getProperty("socketTimeout").trim()));
+			value = map.getProperty("socketTimeout").trim();
 		}
-		Matcher matcher = URL_SOCKET_TIMEOUT.matcher(url);
-		return matcher.find() ? Duration.ofSeconds(Long.parseLong(matcher.group(1))) : Duration.ZERO;
+		else {
+			Matcher matcher = URL_SOCKET_TIMEOUT.matcher(url);
+			value = matcher.find() ? matcher.group(1) : "0";
+		}
+		long amount = Long.parseLong(value);
+		return seconds ? Duration.ofSeconds(amount) : Duration.ofMillis(amount);
 	}
 
 	private void warnIfAbove(String setting, Duration value, Duration bound) {

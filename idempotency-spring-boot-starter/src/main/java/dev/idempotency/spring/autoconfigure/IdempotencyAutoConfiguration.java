@@ -101,7 +101,7 @@ import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMappi
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 @Import({ TieredStoreConfiguration.class, JdbcStoreConfiguration.class, AutoStoreSelection.class,
 		RedisStoreConfiguration.class, InMemoryStoreConfiguration.class, UnavailableStoreConfiguration.class,
-		EncryptionConfiguration.class })
+		EncryptionConfiguration.class, ProcessedConditionsCheck.Registrar.class })
 public final class IdempotencyAutoConfiguration {
 
 	// static: the binder looks converters up before this configuration is created

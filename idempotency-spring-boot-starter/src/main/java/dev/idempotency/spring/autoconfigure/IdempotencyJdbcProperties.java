@@ -24,9 +24,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
 
 /**
- * Settings of the PostgreSQL (JDBC) store, under {@code idempotency.jdbc}. Bound only
- * where the JDBC or tiered store can be configured, so that an application without JDBC
- * never loads them.
+ * Settings of the JDBC store (PostgreSQL, MariaDB, MySQL), under
+ * {@code idempotency.jdbc}. Bound only where the JDBC or tiered store can be configured,
+ * so that an application without JDBC never loads them.
  *
  * @author Idempotency contributors
  * @since 0.1.0

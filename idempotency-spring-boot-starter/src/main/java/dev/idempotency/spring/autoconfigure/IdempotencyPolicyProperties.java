@@ -102,10 +102,11 @@ public class IdempotencyPolicyProperties {
 	private @Nullable Duration inProgressRetryAfter;
 
 	/**
-	 * Whether the durable claim, the handler's own writes to the same PostgreSQL database
-	 * and the stored response commit in one transaction, begun by the filter, or none of
-	 * them does. Needs the jdbc or tiered store and a transaction manager of the store's
-	 * DataSource; the response reaches the client after the commit.
+	 * Whether the durable claim, the handler's own writes to the same PostgreSQL or
+	 * MariaDB database and the stored response commit in one transaction, begun by the
+	 * filter, or none of them does. Needs the jdbc or tiered store and a transaction
+	 * manager of the store's DataSource; the response reaches the client after the
+	 * commit.
 	 */
 	private @Nullable Boolean transactional;
 

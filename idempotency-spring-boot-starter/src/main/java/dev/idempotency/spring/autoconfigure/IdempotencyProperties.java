@@ -246,7 +246,7 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		AUTO,
 
 		/**
-		 * Redis as the fast path, PostgreSQL as the durable backstop.
+		 * Redis as the fast path, PostgreSQL, MariaDB or MySQL as the durable backstop.
 		 */
 		TIERED,
 
@@ -256,7 +256,7 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		REDIS,
 
 		/**
-		 * PostgreSQL (JDBC) only.
+		 * PostgreSQL, MariaDB or MySQL (JDBC) only.
 		 */
 		JDBC,
 
@@ -617,11 +617,11 @@ public class IdempotencyProperties extends IdempotencyPolicyProperties {
 		/**
 		 * How the PostgreSQL claim is committed while Redis holds the same claim.
 		 * 'synchronous' waits for PostgreSQL's flush to disk before the handler runs.
-		 * 'asynchronous' does not (synchronous_commit=off for the claim alone): a
-		 * PostgreSQL crash within about 600 ms of a claim may lose it, the owner then
-		 * writes it again, and a duplicate runs the handler a second time only if Redis
-		 * loses the same claim before that. The stored response is always committed
-		 * synchronously.
+		 * MariaDB and MySQL always commit synchronously. 'asynchronous' does not
+		 * (synchronous_commit=off for the claim alone): a PostgreSQL crash within about
+		 * 600 ms of a claim may lose it, the owner then writes it again, and a duplicate
+		 * runs the handler a second time only if Redis loses the same claim before that.
+		 * The stored response is always committed synchronously.
 		 */
 		private ClaimCommit claimCommit = ClaimCommit.SYNCHRONOUS;
 

@@ -43,6 +43,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.util.ClassUtils;
@@ -74,6 +75,7 @@ import org.springframework.web.server.WebExceptionHandler;
 @ConditionalOnWebApplication(type = Type.REACTIVE)
 @ConditionalOnClass(RequestMappingHandlerMapping.class)
 @EnableConfigurationProperties(IdempotencyReactiveProperties.class)
+@Import(ProcessedConditionsCheck.Registrar.class)
 public final class IdempotencyReactiveAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyReactiveAutoConfiguration.class);

@@ -32,7 +32,7 @@ import org.springframework.context.annotation.Configuration;
 /**
  * In-memory store: chosen by {@code idempotency.store.type=memory}, or by {@code auto}
  * without Redis and without a DataSource ({@link AutoStoreSelection} chooses it for a
- * DataSource the PostgreSQL store does not support). It protects a single instance only.
+ * DataSource the JDBC store does not support). It protects a single instance only.
  *
  * @author Idempotency contributors
  */
@@ -55,7 +55,7 @@ class InMemoryStoreConfiguration {
 		logger.warn("Idempotency records are kept in memory (idempotency.store.type="
 				+ properties.getStore().getType().name().toLowerCase(Locale.ROOT)
 				+ "): duplicates are caught on this instance only and every record is lost on restart. "
-				+ "Configure Redis and/or a PostgreSQL DataSource to protect several instances.");
+				+ "Configure Redis and/or a PostgreSQL, MariaDB or MySQL DataSource to protect several instances.");
 		return new InMemoryIdempotencyStore();
 	}
 

@@ -22,6 +22,7 @@ import java.util.Locale;
 import javax.sql.DataSource;
 
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
+import dev.idempotency.spring.store.jdbc.JdbcDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -34,9 +35,9 @@ import org.springframework.jdbc.support.MetaDataAccessException;
 
 /**
  * The database behind the application's {@link DataSource}, as the store selection needs
- * it: the PostgreSQL store runs on PostgreSQL only. Asked of the database once, from the
- * connection's metadata; when the database cannot be reached at start-up, read from the
- * data source's JDBC URL if it has one.
+ * it: the JDBC store runs on PostgreSQL, MariaDB and MySQL only. Asked of the database
+ * once, from the connection's metadata; when the database cannot be reached at start-up,
+ * read from the data source's JDBC URL if it has one.
  *
  * @author Idempotency contributors
  */
@@ -53,12 +54,33 @@ final class JdbcDatabase {
 	}
 
 	/**
-	 * Return whether the database is PostgreSQL, or may be: when neither the database nor
-	 * the URL can tell, the answer is {@code true} and a warning says why.
-	 * @return whether the PostgreSQL store may use the database
+	 * Return whether the JDBC store supports the database (PostgreSQL, MariaDB, MySQL),
+	 * or may: when neither the database nor the URL can tell, the answer is {@code true}
+	 * and a warning says why.
+	 * @return whether the JDBC store may use the database
 	 */
-	boolean isPostgreSql() {
-		return product().postgreSql();
+	boolean isSupported() {
+		Product product = product();
+		return product.dialect() != null || product.unknown();
+	}
+
+	/**
+	 * Return the database's dialect.
+	 * @return the dialect, {@code null} if the database is not one the JDBC store
+	 * supports or could not be told
+	 */
+	@Nullable JdbcDialect dialect() {
+		return product().dialect();
+	}
+
+	/**
+	 * Return the name the start-up lines give the database: its dialect's, or
+	 * {@code the database} when it could not be told.
+	 * @return the name
+	 */
+	String displayName() {
+		JdbcDialect dialect = dialect();
+		return (dialect != null) ? dialect.displayName() : "the database";
 	}
 
 	/**
@@ -70,36 +92,38 @@ final class JdbcDatabase {
 	}
 
 	/**
-	 * Return whether the PostgreSQL store may use the database for the configured store
-	 * type: {@code true} on PostgreSQL, {@code false} for {@code auto} on another
-	 * database (which then leaves the PostgreSQL store out).
+	 * Return whether the JDBC store may use the database for the configured store type:
+	 * {@code true} on a database it supports, {@code false} for {@code auto} on another
+	 * (which then leaves the JDBC store out).
 	 * @param type the configured store type
-	 * @return whether the PostgreSQL store may use the database
+	 * @return whether the JDBC store may use the database
 	 * @throws InvalidConfigurationPropertyValueException if an explicit store type needs
-	 * PostgreSQL and the database is another
+	 * the JDBC store and the database is another
 	 */
 	boolean supports(StoreType type) {
-		if (isPostgreSql()) {
+		if (isSupported()) {
 			return true;
 		}
 		if (type != StoreType.AUTO) {
-			requirePostgreSql(type);
+			requireSupported(type);
 		}
 		return false;
 	}
 
 	/**
-	 * Fail start-up if a store type that needs PostgreSQL was configured for another
-	 * database.
+	 * Fail start-up if a store type that needs the JDBC store was configured for a
+	 * database it does not support.
 	 * @param type the configured store type
 	 * @throws InvalidConfigurationPropertyValueException if the database is not
-	 * PostgreSQL
+	 * PostgreSQL, MariaDB or MySQL
 	 */
-	void requirePostgreSql(StoreType type) {
-		if (!isPostgreSql()) {
+	void requireSupported(StoreType type) {
+		if (!isSupported()) {
 			throw new InvalidConfigurationPropertyValueException(StoreTypeCondition.PROPERTY,
-					type.name().toLowerCase(Locale.ROOT), "the " + type.name().toLowerCase(Locale.ROOT)
-							+ " store keeps its records in PostgreSQL, but the DataSource is " + describe());
+					type.name().toLowerCase(Locale.ROOT),
+					"the " + type.name().toLowerCase(Locale.ROOT)
+							+ " store keeps its records in PostgreSQL, MariaDB or MySQL, but the DataSource is "
+							+ describe());
 		}
 	}
 
@@ -117,19 +141,19 @@ final class JdbcDatabase {
 			String name = JdbcUtils.extractDatabaseMetaData(this.dataSource, DatabaseMetaData::getDatabaseProductName);
 			String version = JdbcUtils.extractDatabaseMetaData(this.dataSource,
 					DatabaseMetaData::getDatabaseProductVersion);
-			return new Product("PostgreSQL".equalsIgnoreCase(name), name + " " + version);
+			return new Product(JdbcDialect.of(name, version), false, name + " " + version);
 		}
 		catch (MetaDataAccessException ex) {
 			String url = jdbcUrl();
 			if (url != null) {
 				DatabaseDriver driver = DatabaseDriver.fromJdbcUrl(url);
 				logger.debug("Could not read the database's metadata; judging by its URL", ex);
-				return new Product(driver == DatabaseDriver.POSTGRESQL,
+				return new Product(dialectOf(driver), false,
 						driver.name().toLowerCase(Locale.ROOT) + " (by its URL; it could not be reached)");
 			}
 			logger.warn("Could not tell which database the DataSource reaches (" + ex.getMessage()
-					+ "); taking it for PostgreSQL");
-			return new Product(true, "unknown (it could not be reached)");
+					+ "); taking it for one the JDBC store supports, to learn which at its first operation");
+			return new Product(null, true, "unknown (it could not be reached)");
 		}
 	}
 
@@ -144,7 +168,16 @@ final class JdbcDatabase {
 		return null;
 	}
 
-	private record Product(boolean postgreSql, String description) {
+	private static @Nullable JdbcDialect dialectOf(DatabaseDriver driver) {
+		return switch (driver) {
+			case POSTGRESQL -> JdbcDialect.POSTGRESQL;
+			case MARIADB -> JdbcDialect.MARIADB;
+			case MYSQL -> JdbcDialect.MYSQL;
+			default -> null;
+		};
+	}
+
+	private record Product(@Nullable JdbcDialect dialect, boolean unknown, String description) {
 	}
 
 }

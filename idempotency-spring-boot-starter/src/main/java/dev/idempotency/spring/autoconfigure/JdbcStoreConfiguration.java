@@ -52,7 +52,7 @@ class JdbcStoreConfiguration {
 	@Bean
 	JdbcIdempotencyStore idempotencyStore(IdempotencyProperties properties, JdbcStoreFactory jdbc,
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
-		jdbc.database().requirePostgreSql(StoreType.JDBC);
+		jdbc.database().requireSupported(StoreType.JDBC);
 		return jdbcStore(properties, jdbc, customizers);
 	}
 
@@ -60,8 +60,9 @@ class JdbcStoreConfiguration {
 			ObjectProvider<IdempotencyStoreCustomizer<JdbcIdempotencyStore>> customizers) {
 		JdbcIdempotencyStore store = jdbc.create();
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
-		StoreTypeCondition.logChoice("jdbc, PostgreSQL (" + jdbc.database().describe() + ")",
-				properties.getStore().getType(), "a PostgreSQL DataSource present, no Redis");
+		StoreTypeCondition.logChoice("jdbc, " + jdbc.database().displayName() + " (" + jdbc.database().describe() + ")",
+				properties.getStore().getType(),
+				"a " + jdbc.database().displayName() + " DataSource present, no Redis");
 		return store;
 	}
 

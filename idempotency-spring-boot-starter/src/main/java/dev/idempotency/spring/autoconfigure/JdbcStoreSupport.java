@@ -22,6 +22,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import dev.idempotency.spring.autoconfigure.IdempotencyProperties.StoreType;
+import dev.idempotency.spring.store.jdbc.JdbcDialect;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyCleaner;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencySchemaInitializer;
 import dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore;
@@ -78,10 +79,14 @@ class JdbcStoreSupport {
 		JdbcIdempotencySchemaInitializer initializer = new JdbcIdempotencySchemaInitializer(dataSource);
 		StoreType type = idempotencyProperties.getStore().getType();
 		if (!database.supports(type)) {
-			// auto leaves the PostgreSQL store out: nothing to create
+			// auto leaves the JDBC store out: nothing to create
 			return initializer;
 		}
 		initializer.setTableName(properties.getTableName());
+		JdbcDialect dialect = database.dialect();
+		if (dialect != null) {
+			initializer.setDialect(dialect);
+		}
 		ClassLoader classLoader = resourceLoader.getClassLoader();
 		if (classLoader != null) {
 			initializer.setClassLoader(classLoader);
@@ -105,9 +110,13 @@ class JdbcStoreSupport {
 		initializer.getIfAvailable();
 		JdbcIdempotencyCleaner cleaner = new JdbcIdempotencyCleaner(dataSource);
 		cleaner.setTableName(properties.getTableName());
+		JdbcDialect dialect = database.dialect();
+		if (dialect != null) {
+			cleaner.setDialect(dialect);
+		}
 		cleaner.setBatchSize(properties.getCleanup().getBatchSize());
 		cleaner.setPauseFactor(properties.getCleanup().getPauseFactor());
-		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval(), database::isPostgreSql);
+		return new JdbcCleanupScheduler(cleaner, properties.getCleanup().getInterval(), database::isSupported);
 	}
 
 	@Bean
@@ -118,6 +127,15 @@ class JdbcStoreSupport {
 			// the table must exist before the first request
 			initializer.getIfAvailable();
 			JdbcIdempotencyStore store = new JdbcIdempotencyStore(dataSource);
+			JdbcDialect dialect = database.dialect();
+			if (dialect != null) {
+				store.setDialect(dialect);
+				if (!dialect.supportsTransactionalClaims() && TransactionalMode.isConfigured(properties)) {
+					throw new IllegalStateException("Transactional idempotency policies need PostgreSQL or MariaDB;"
+							+ " the DataSource is " + database.describe() + ", where a claim cannot be kept from"
+							+ " waiting behind another request's uncommitted claim (docs/stores/mariadb.md)");
+				}
+			}
 			store.setTableName(jdbcProperties.getTableName());
 			store.setConfirmTakeover(jdbcProperties.isConfirmTakeover());
 			store.setTransactionalClaims(TransactionalMode.isConfigured(properties));
@@ -126,11 +144,11 @@ class JdbcStoreSupport {
 	}
 
 	/**
-	 * The database behind the DataSource, and the PostgreSQL store over it, for the
+	 * The database behind the DataSource, and the JDBC store over it, for the
 	 * configurations of the stores that keep their records there.
 	 *
 	 * @param database the database behind the DataSource
-	 * @param factory creates the PostgreSQL store, its table migrated
+	 * @param factory creates the JDBC store, its table migrated
 	 */
 	record JdbcStoreFactory(JdbcDatabase database, Supplier<JdbcIdempotencyStore> factory) {
 

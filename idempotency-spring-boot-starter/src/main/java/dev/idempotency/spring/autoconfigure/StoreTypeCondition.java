@@ -76,7 +76,11 @@ abstract class StoreTypeCondition extends SpringBootCondition {
 	}
 
 	static StoreType configuredType(ConditionContext context) {
-		return Binder.get(context.getEnvironment()).bind(PROPERTY, StoreType.class).orElse(StoreType.AUTO);
+		return configuredType(Binder.get(context.getEnvironment()));
+	}
+
+	static StoreType configuredType(Binder binder) {
+		return binder.bind(PROPERTY, StoreType.class).orElse(StoreType.AUTO);
 	}
 
 }

@@ -54,7 +54,7 @@ class TieredStoreConfiguration {
 	@Bean
 	TieredIdempotencyStore idempotencyStore(RedisConnectionFactory connectionFactory, IdempotencyProperties properties,
 			JdbcStoreFactory jdbc, ObjectProvider<IdempotencyStoreCustomizer<TieredIdempotencyStore>> customizers) {
-		jdbc.database().requirePostgreSql(StoreType.TIERED);
+		jdbc.database().requireSupported(StoreType.TIERED);
 		return tieredStore(connectionFactory, properties, jdbc, customizers);
 	}
 
@@ -71,8 +71,10 @@ class TieredStoreConfiguration {
 		store.setClaimMode(properties.getTiered().getClaim());
 		store.setClaimCommit(properties.getTiered().getClaimCommit());
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(store));
-		StoreTypeCondition.logChoice("tiered, Redis in front of PostgreSQL (" + jdbc.database().describe() + ")",
-				properties.getStore().getType(), "Redis and a PostgreSQL DataSource present");
+		StoreTypeCondition.logChoice(
+				"tiered, Redis in front of " + jdbc.database().displayName() + " (" + jdbc.database().describe() + ")",
+				properties.getStore().getType(),
+				"Redis and a " + jdbc.database().displayName() + " DataSource present");
 		return store;
 	}
 

@@ -70,7 +70,7 @@ final class TransactionalMode {
 		String subject = "Transactional idempotency policies " + policies.transactionalNames();
 		if (!(store instanceof TransactionalStore transactional)) {
 			throw new IllegalStateException(subject + " need the jdbc or tiered store (idempotency.store.type), whose"
-					+ " claims PostgreSQL holds; the store is " + store.name());
+					+ " claims PostgreSQL or MariaDB holds; the store is " + store.name());
 		}
 		DataSource dataSource;
 		try {

@@ -46,9 +46,10 @@ class UnavailableStoreConfiguration {
 	static String requirement(StoreType type) {
 		return switch (type) {
 			case TIERED -> "the tiered store needs both a RedisConnectionFactory and a DataSource bean "
-					+ "(spring-boot-starter-data-redis and spring-boot-starter-jdbc with PostgreSQL)";
+					+ "(spring-boot-starter-data-redis and spring-boot-starter-jdbc with PostgreSQL, MariaDB or MySQL)";
 			case REDIS -> "the Redis store needs a RedisConnectionFactory bean (spring-boot-starter-data-redis)";
-			case JDBC -> "the JDBC store needs a DataSource bean (spring-boot-starter-jdbc with PostgreSQL)";
+			case JDBC ->
+				"the JDBC store needs a DataSource bean (spring-boot-starter-jdbc with PostgreSQL, MariaDB or MySQL)";
 			default -> "no idempotency store could be configured for this type";
 		};
 	}

@@ -27,15 +27,20 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.boot.restclient.RestClientCustomizer;
+import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Auto-configuration of the client side: an {@link IdempotentRetryInterceptor} and a
  * {@link RestClientCustomizer} that adds it to every auto-configured
- * {@link RestClient.Builder}. Off unless {@code idempotency.client.enabled=true}.
+ * {@link RestClient.Builder}; with WebFlux, an {@link IdempotentRetryFilter} and a
+ * {@link WebClientCustomizer} that adds it to every auto-configured
+ * {@link WebClient.Builder}. Both follow the same {@code idempotency.client.*}
+ * properties. Off unless {@code idempotency.client.enabled=true}.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -51,23 +56,30 @@ public final class IdempotencyClientAutoConfiguration {
 	 */
 	static final String CUSTOMIZER_BEAN_NAME = "idempotentRetryRestClientCustomizer";
 
+	/**
+	 * Name of the {@link WebClientCustomizer} bean.
+	 */
+	static final String WEB_CLIENT_CUSTOMIZER_BEAN_NAME = "idempotentRetryWebClientCustomizer";
+
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentRetryInterceptor idempotentRetryInterceptor(IdempotencyClientProperties properties) {
 		IdempotentRetryInterceptor interceptor = new IdempotentRetryInterceptor();
+		configure(interceptor.rules(), properties);
+		return interceptor;
+	}
+
+	private static void configure(RetryRules rules, IdempotencyClientProperties properties) {
 		PropertyMapper map = PropertyMapper.get();
-		map.from(properties::getKeyHeader).to(interceptor::setKeyHeader);
-		map.from(properties::getMethods)
-			.as(IdempotencyClientAutoConfiguration::httpMethods)
-			.to(interceptor::setMethods);
-		map.from(properties::getMaxAttempts).to(interceptor::setMaxAttempts);
-		map.from(properties::getInitialBackoff).to(interceptor::setInitialBackoff);
-		map.from(properties::getMaxBackoff).to(interceptor::setMaxBackoff);
-		map.from(properties::getMaxElapsed).to(interceptor::setMaxElapsed);
+		map.from(properties::getKeyHeader).to(rules::setKeyHeader);
+		map.from(properties::getMethods).as(IdempotencyClientAutoConfiguration::httpMethods).to(rules::setMethods);
+		map.from(properties::getMaxAttempts).to(rules::setMaxAttempts);
+		map.from(properties::getInitialBackoff).to(rules::setInitialBackoff);
+		map.from(properties::getMaxBackoff).to(rules::setMaxBackoff);
+		map.from(properties::getMaxElapsed).to(rules::setMaxElapsed);
 		map.from(properties::getRetryStatuses)
 			.as(IdempotencyClientAutoConfiguration::statuses)
-			.to(interceptor::setRetryStatuses);
-		return interceptor;
+			.to(rules::setRetryStatuses);
 	}
 
 	private static Set<HttpMethod> httpMethods(String[] names) {
@@ -94,6 +106,32 @@ public final class IdempotencyClientAutoConfiguration {
 		@ConditionalOnMissingBean(name = CUSTOMIZER_BEAN_NAME)
 		RestClientCustomizer idempotentRetryRestClientCustomizer(IdempotentRetryInterceptor interceptor) {
 			return (builder) -> builder.requestInterceptor(interceptor);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(WebClient.class)
+	static class WebClientFilterConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotentRetryFilter idempotentRetryFilter(IdempotencyClientProperties properties) {
+			IdempotentRetryFilter filter = new IdempotentRetryFilter();
+			configure(filter.rules(), properties);
+			return filter;
+		}
+
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(WebClientCustomizer.class)
+		static class WebClientCustomizerConfiguration {
+
+			@Bean(name = WEB_CLIENT_CUSTOMIZER_BEAN_NAME)
+			@ConditionalOnMissingBean(name = WEB_CLIENT_CUSTOMIZER_BEAN_NAME)
+			WebClientCustomizer idempotentRetryWebClientCustomizer(IdempotentRetryFilter filter) {
+				return (builder) -> builder.filter(filter);
+			}
+
 		}
 
 	}

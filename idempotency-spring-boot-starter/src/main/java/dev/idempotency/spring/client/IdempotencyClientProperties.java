@@ -26,13 +26,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @author Idempotency contributors
  * @since 0.1.0
  * @see IdempotentRetryInterceptor
+ * @see IdempotentRetryFilter
  */
 @ConfigurationProperties("idempotency.client")
 public class IdempotencyClientProperties {
 
 	/**
 	 * Whether to add the idempotent retry interceptor to every auto-configured
-	 * RestClient.Builder.
+	 * RestClient.Builder, and the idempotent retry filter to every auto-configured
+	 * WebClient.Builder.
 	 */
 	private boolean enabled = false;
 

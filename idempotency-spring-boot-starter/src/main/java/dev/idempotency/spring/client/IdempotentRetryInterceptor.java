@@ -21,19 +21,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.SequenceInputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -90,50 +86,20 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	/**
 	 * Default name of the idempotency key header.
 	 */
-	public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+	public static final String DEFAULT_KEY_HEADER = RetryRules.DEFAULT_KEY_HEADER;
 
 	/**
 	 * Header by which a server marks a replayed (stored) response.
 	 */
-	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+	public static final String REPLAYED_HEADER = RetryRules.REPLAYED_HEADER;
 
 	private static final Log logger = LogFactory.getLog(IdempotentRetryInterceptor.class);
 
-	private static final int MAX_KEY_LENGTH = 255;
-
 	private static final int MAX_DRAINED_BYTES = 64 * 1024;
 
-	private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(999_999_999L);
-
-	private static final int MAX_PROBLEM_BYTES = 8 * 1024;
-
-	private static final String REQUEST_IN_PROGRESS_SUFFIX = "/request-in-progress";
-
-	private static final Pattern PROBLEM_TYPE = Pattern.compile("\"type\"\\s*:\\s*\"([^\"\\\\]*)\"");
-
-	private volatile String keyHeader = DEFAULT_KEY_HEADER;
-
-	private volatile Set<HttpMethod> methods = Set.of(HttpMethod.POST, HttpMethod.PATCH);
-
-	private volatile Supplier<String> keySupplier = () -> UUID.randomUUID().toString();
-
-	private volatile Set<Integer> retryStatuses = Set.of(409, 429, 502, 503, 504);
-
-	private volatile int maxAttempts = 5;
-
-	private volatile Duration initialBackoff = Duration.ofMillis(100);
-
-	private volatile Duration maxBackoff = Duration.ofSeconds(5);
-
-	private volatile Duration maxElapsed = Duration.ofSeconds(30);
-
-	private volatile Clock clock = Clock.systemUTC();
-
-	private volatile LongSupplier nanoTime = System::nanoTime;
+	private final RetryRules rules = new RetryRules();
 
 	private volatile Sleeper sleeper = (duration) -> TimeUnit.NANOSECONDS.sleep(duration.toNanos());
-
-	private volatile @Nullable RandomGenerator random;
 
 	/**
 	 * Set the name of the idempotency key header. Defaults to
@@ -141,15 +107,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param keyHeader the header name, not empty
 	 */
 	public void setKeyHeader(String keyHeader) {
-		Objects.requireNonNull(keyHeader, "'keyHeader' must not be null");
-		if (keyHeader.isBlank()) {
-			throw new IllegalArgumentException("'keyHeader' must not be empty");
-		}
-		this.keyHeader = keyHeader;
+		this.rules.setKeyHeader(keyHeader);
 	}
 
 	public String getKeyHeader() {
-		return this.keyHeader;
+		return this.rules.getKeyHeader();
 	}
 
 	/**
@@ -160,12 +122,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param methods the methods, possibly empty (the interceptor then does nothing)
 	 */
 	public void setMethods(Set<HttpMethod> methods) {
-		Objects.requireNonNull(methods, "'methods' must not be null");
-		this.methods = Set.copyOf(methods);
+		this.rules.setMethods(methods);
 	}
 
 	public Set<HttpMethod> getMethods() {
-		return this.methods;
+		return this.rules.getMethods();
 	}
 
 	/**
@@ -175,7 +136,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param keySupplier the key supplier
 	 */
 	public void setKeySupplier(Supplier<String> keySupplier) {
-		this.keySupplier = Objects.requireNonNull(keySupplier, "'keySupplier' must not be null");
+		this.rules.setKeySupplier(keySupplier);
 	}
 
 	/**
@@ -186,17 +147,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param retryStatuses the statuses, each from 100 to 599, possibly empty
 	 */
 	public void setRetryStatuses(Set<Integer> retryStatuses) {
-		Objects.requireNonNull(retryStatuses, "'retryStatuses' must not be null");
-		for (Integer status : retryStatuses) {
-			if (status == null || status < 100 || status > 599) {
-				throw new IllegalArgumentException("'retryStatuses' must hold HTTP statuses, not " + status);
-			}
-		}
-		this.retryStatuses = Set.copyOf(retryStatuses);
+		this.rules.setRetryStatuses(retryStatuses);
 	}
 
 	public Set<Integer> getRetryStatuses() {
-		return this.retryStatuses;
+		return this.rules.getRetryStatuses();
 	}
 
 	/**
@@ -204,14 +159,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param maxAttempts the number of attempts, at least 1 (1 means no retry)
 	 */
 	public void setMaxAttempts(int maxAttempts) {
-		if (maxAttempts < 1) {
-			throw new IllegalArgumentException("'maxAttempts' must be at least 1");
-		}
-		this.maxAttempts = maxAttempts;
+		this.rules.setMaxAttempts(maxAttempts);
 	}
 
 	public int getMaxAttempts() {
-		return this.maxAttempts;
+		return this.rules.getMaxAttempts();
 	}
 
 	/**
@@ -220,11 +172,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param initialBackoff the initial back-off, positive
 	 */
 	public void setInitialBackoff(Duration initialBackoff) {
-		this.initialBackoff = requirePositive(initialBackoff, "initialBackoff");
+		this.rules.setInitialBackoff(initialBackoff);
 	}
 
 	public Duration getInitialBackoff() {
-		return this.initialBackoff;
+		return this.rules.getInitialBackoff();
 	}
 
 	/**
@@ -233,11 +185,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param maxBackoff the maximum back-off, positive
 	 */
 	public void setMaxBackoff(Duration maxBackoff) {
-		this.maxBackoff = requirePositive(maxBackoff, "maxBackoff");
+		this.rules.setMaxBackoff(maxBackoff);
 	}
 
 	public Duration getMaxBackoff() {
-		return this.maxBackoff;
+		return this.rules.getMaxBackoff();
 	}
 
 	/**
@@ -247,11 +199,11 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param maxElapsed the time budget, positive
 	 */
 	public void setMaxElapsed(Duration maxElapsed) {
-		this.maxElapsed = requirePositive(maxElapsed, "maxElapsed");
+		this.rules.setMaxElapsed(maxElapsed);
 	}
 
 	public Duration getMaxElapsed() {
-		return this.maxElapsed;
+		return this.rules.getMaxElapsed();
 	}
 
 	/**
@@ -260,7 +212,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param clock the clock
 	 */
 	public void setClock(Clock clock) {
-		this.clock = Objects.requireNonNull(clock, "'clock' must not be null");
+		this.rules.setClock(clock);
 	}
 
 	/**
@@ -269,7 +221,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param nanoTime the time source
 	 */
 	public void setNanoTimeSource(LongSupplier nanoTime) {
-		this.nanoTime = Objects.requireNonNull(nanoTime, "'nanoTime' must not be null");
+		this.rules.setNanoTimeSource(nanoTime);
 	}
 
 	/**
@@ -288,22 +240,21 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 	 * @param random the generator, or {@code null} for the default
 	 */
 	public void setRandom(@Nullable RandomGenerator random) {
-		this.random = random;
+		this.rules.setRandom(random);
 	}
 
 	@Override
 	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
 			throws IOException {
-		if (!this.methods.contains(request.getMethod())) {
+		if (!this.rules.appliesTo(request.getMethod())) {
 			return execution.execute(request, body);
 		}
-		String header = this.keyHeader;
+		String header = this.rules.getKeyHeader();
 		HttpHeaders headers = request.getHeaders();
 		if (!headers.containsHeader(header)) {
-			headers.set(header, newKey());
+			headers.set(header, this.rules.newKey());
 		}
-		Budget budget = new Budget(this);
-		Set<Integer> statuses = this.retryStatuses;
+		RetryRules.Call call = this.rules.newCall();
 		for (int attempt = 1;; attempt++) {
 			ClientHttpResponse response = null;
 			int status;
@@ -319,7 +270,7 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				if (Thread.currentThread().isInterrupted()) {
 					throw ex;
 				}
-				Duration delay = budget.nextDelay(attempt, null);
+				Duration delay = call.delayAfterFailure(attempt);
 				if (delay == null) {
 					throw ex;
 				}
@@ -327,18 +278,18 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 				waitBeforeRetry(delay, ex);
 				continue;
 			}
-			if (!statuses.contains(status) || isReplay(response)) {
+			if (!call.isRetryStatus(status, response.getHeaders())) {
 				return response;
 			}
-			if (status == 409) {
+			if (RetryRules.needsProblemType(status)) {
 				// another conflict (a business rule, say) would only be repeated
-				PeekedResponse peeked = new PeekedResponse(response, MAX_PROBLEM_BYTES);
-				if (!isRequestInProgress(peeked.head())) {
+				PeekedResponse peeked = new PeekedResponse(response, RetryRules.MAX_PROBLEM_BYTES);
+				if (!RetryRules.isRequestInProgress(peeked.head())) {
 					return peeked;
 				}
 				response = peeked;
 			}
-			Duration delay = budget.nextDelay(attempt, retryAfter(response.getHeaders()));
+			Duration delay = call.delayAfterResponse(attempt, response.getHeaders());
 			if (delay == null) {
 				return response;
 			}
@@ -348,78 +299,13 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		}
 	}
 
-	private String newKey() {
-		String key = this.keySupplier.get();
-		if (!isValidKey(key)) {
-			throw new IllegalStateException("Key supplier returned an invalid idempotency key");
-		}
-		return key;
-	}
-
-	private static boolean isValidKey(@Nullable String key) {
-		if (key == null || key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
-			return false;
-		}
-		for (int i = 0; i < key.length(); i++) {
-			char ch = key.charAt(i);
-			if (ch < 0x21 || ch > 0x7E) {
-				return false;
-			}
-		}
-		return true;
-	}
-
 	/**
-	 * Tell whether the start of a 409's body is the problem detail of a request still in
-	 * progress: its {@code type} ends with {@value #REQUEST_IN_PROGRESS_SUFFIX}, whatever
-	 * the server's problem type base.
-	 * @param head the start of the body
-	 * @return whether a retry may find the request completed
+	 * Return the rules this interceptor follows, for the auto-configuration to bind its
+	 * properties to.
+	 * @return the rules
 	 */
-	private static boolean isRequestInProgress(byte[] head) {
-		Matcher matcher = PROBLEM_TYPE.matcher(new String(head, StandardCharsets.UTF_8));
-		return matcher.find() && matcher.group(1).endsWith(REQUEST_IN_PROGRESS_SUFFIX);
-	}
-
-	private static boolean isReplay(ClientHttpResponse response) {
-		return "true".equalsIgnoreCase(response.getHeaders().getFirst(REPLAYED_HEADER));
-	}
-
-	/**
-	 * Read the {@code Retry-After} header, in either of its forms.
-	 * @param headers the response headers
-	 * @return the delay the server asks for, or {@code null} if it asks for none (or in a
-	 * form that cannot be read, in which case the back-off applies)
-	 */
-	private @Nullable Duration retryAfter(HttpHeaders headers) {
-		String value = headers.getFirst(HttpHeaders.RETRY_AFTER);
-		if (value == null || value.isBlank()) {
-			return null;
-		}
-		value = value.trim();
-		if (isDigits(value)) {
-			// the time budget caps any delay, so a huge one need not be exact
-			return (value.length() > 9) ? MAX_RETRY_AFTER : Duration.ofSeconds(Long.parseLong(value));
-		}
-		HttpHeaders date = new HttpHeaders();
-		date.set(HttpHeaders.RETRY_AFTER, value);
-		try {
-			long millis = date.getFirstDate(HttpHeaders.RETRY_AFTER) - this.clock.millis();
-			return Duration.ofMillis(Math.max(0, millis));
-		}
-		catch (IllegalArgumentException ex) {
-			return null;
-		}
-	}
-
-	private static boolean isDigits(String value) {
-		for (int i = 0; i < value.length(); i++) {
-			char ch = value.charAt(i);
-			if (ch < '0' || ch > '9') {
-				return false;
-			}
-		}
-		return true;
+	RetryRules rules() {
+		return this.rules;
 	}
 
 	/**
@@ -463,19 +349,8 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 
 	private void logRetry(HttpRequest request, int attempt, Duration delay, String reason) {
 		if (logger.isDebugEnabled()) {
-			// no query string: it may carry secrets
-			logger.debug("Retrying " + request.getMethod() + " " + request.getURI().getScheme() + "://"
-					+ request.getURI().getRawAuthority() + request.getURI().getRawPath() + " after attempt " + attempt
-					+ " (" + reason + ") in " + delay.toMillis() + " ms");
+			logger.debug(RetryRules.describeRetry(request.getMethod(), request.getURI(), attempt, reason, delay));
 		}
-	}
-
-	private static Duration requirePositive(Duration duration, String name) {
-		Objects.requireNonNull(duration, () -> "'" + name + "' must not be null");
-		if (duration.isNegative() || duration.isZero()) {
-			throw new IllegalArgumentException("'" + name + "' must be positive");
-		}
-		return duration;
 	}
 
 	/**
@@ -540,83 +415,6 @@ public final class IdempotentRetryInterceptor implements ClientHttpRequestInterc
 		@Override
 		public void close() {
 			this.response.close();
-		}
-
-	}
-
-	/**
-	 * Attempts and time left to one logical request, and the waits between them.
-	 */
-	private static final class Budget {
-
-		private final int maxAttempts;
-
-		private final long maxElapsed;
-
-		private final long initialBackoff;
-
-		private final long maxBackoff;
-
-		private final LongSupplier nanoTime;
-
-		private final @Nullable RandomGenerator random;
-
-		private final long start;
-
-		Budget(IdempotentRetryInterceptor settings) {
-			this.maxAttempts = settings.maxAttempts;
-			this.maxElapsed = nanos(settings.maxElapsed);
-			this.initialBackoff = nanos(settings.initialBackoff);
-			this.maxBackoff = nanos(settings.maxBackoff);
-			this.nanoTime = settings.nanoTime;
-			this.random = settings.random;
-			this.start = this.nanoTime.getAsLong();
-		}
-
-		/**
-		 * Decide whether a failed attempt is retried, and after how long.
-		 * @param attempt the number of the failed attempt, from 1
-		 * @param retryAfter the delay asked for by the server, or {@code null}
-		 * @return the delay before the next attempt, or {@code null} to stop
-		 */
-		@Nullable Duration nextDelay(int attempt, @Nullable Duration retryAfter) {
-			if (attempt >= this.maxAttempts) {
-				return null;
-			}
-			long remaining = this.maxElapsed - (this.nanoTime.getAsLong() - this.start);
-			if (remaining <= 0) {
-				return null;
-			}
-			if (retryAfter != null) {
-				// waiting out the budget would only
-				// delay the answer the caller gets anyway
-				long delay = nanos(retryAfter);
-				return (delay <= remaining) ? Duration.ofNanos(delay) : null;
-			}
-			long cap = Math.min(backoffCap(attempt), remaining);
-			RandomGenerator random = (this.random != null) ? this.random : ThreadLocalRandom.current();
-			return Duration.ofNanos(random.nextLong(cap + 1));
-		}
-
-		// min(maxBackoff, initialBackoff * 2^(attempt - 1)), without overflowing
-		private long backoffCap(int attempt) {
-			int shift = Math.min(attempt - 1, 62);
-			if (this.initialBackoff > (this.maxBackoff >> shift)) {
-				return this.maxBackoff;
-			}
-			return Math.min(this.initialBackoff << shift, this.maxBackoff);
-		}
-
-		// saturates far below overflow (about 146 years),
-		// so that sums and "+ 1" stay safe
-		private static long nanos(Duration duration) {
-			long limit = Long.MAX_VALUE / 2;
-			try {
-				return Math.min(duration.toNanos(), limit);
-			}
-			catch (ArithmeticException ex) {
-				return limit;
-			}
 		}
 
 	}

@@ -15,9 +15,9 @@
  */
 
 /**
- * Client side of idempotency: a {@code RestClient}/{@code RestTemplate} interceptor that
- * gives each logical request one idempotency key and retries transient failures with that
- * same key, and its auto-configuration.
+ * Client side of idempotency: a {@code RestClient}/{@code RestTemplate} interceptor and a
+ * {@code WebClient} filter that give each logical request one idempotency key and retry
+ * transient failures with that same key, and their auto-configuration.
  */
 @NullMarked
 package dev.idempotency.spring.client;

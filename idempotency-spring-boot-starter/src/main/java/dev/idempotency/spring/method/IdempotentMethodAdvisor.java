@@ -26,6 +26,7 @@ import org.aopalliance.aop.Advice;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.context.aot.AbstractAotProcessor;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.stereotype.Controller;
@@ -40,7 +41,10 @@ import org.springframework.util.ClassUtils;
  * before its result is known ({@code CompletableFuture}, {@code Mono}...), an unknown or
  * transactional policy, an invalid expression, a key on a class, a result type whose
  * stored results could not be read back, and {@code @Idempotent} without a key on a bean
- * that is not a controller (nothing would protect it).
+ * that is not a controller (nothing would protect it). Under Spring's AOT processing,
+ * which asks at build time which beans get a proxy, the checks that need the template
+ * (the policy, the result type) wait for the processed application's start-up: the
+ * template reaches the store, which no build should create.
  * <p>
  * Its order, {@link #DEFAULT_ORDER}, puts it around Spring's transaction advisor (whose
  * default is {@link Ordered#LOWEST_PRECEDENCE}), so that an idempotent
@@ -121,6 +125,13 @@ public final class IdempotentMethodAdvisor extends AbstractPointcutAdvisor {
 				return false;
 			}
 			IdempotentMethodInterceptor.read(method, targetClass);
+			if (Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING)) {
+				// AOT processing asks at build time which beans get a proxy, and no
+				// bean may be created then: the template (over the engine and the
+				// store) checks the policy and the result type when the processed
+				// application starts
+				return true;
+			}
 			try {
 				this.policyCheck.accept(idempotent.policy());
 			}

@@ -29,6 +29,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
@@ -130,7 +131,9 @@ public final class RequestTransaction {
 				return new Ending(Ending.Kind.OUTCOME_UNKNOWN, ex.getMessage(), ex);
 			}
 			logger.warn("A request's transaction did not commit: nothing of it persisted", ex);
-			return Ending.rolledBack("its commit failed (" + ex.getMessage() + ")", ex);
+			// the reason reaches the client: the database's message (a constraint's key
+			// values, say) stays in the log
+			return Ending.rolledBack("its commit failed", ex);
 		}
 		finally {
 			this.claims.close();
@@ -165,8 +168,11 @@ public final class RequestTransaction {
 		try {
 			this.manager.rollback(this.status);
 		}
-		catch (TransactionException ex) {
-			// nothing was committed: a failed rollback leaves nothing behind either
+		catch (TransactionException | DataAccessException ex) {
+			// nothing was committed: a failed rollback leaves nothing behind either (a
+			// connection that the database closed, MariaDB's idle_transaction_timeout
+			// say,
+			// fails it with the driver's socket error)
 			logger.debug("Rollback of a request's transaction failed", ex);
 		}
 		finally {

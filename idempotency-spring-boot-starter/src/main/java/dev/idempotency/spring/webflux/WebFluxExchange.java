@@ -407,7 +407,7 @@ final class WebFluxExchange implements Decision.Handler<Mono<Void>, RuntimeExcep
 		}
 		Decision decision;
 		try {
-			decision = this.filter.engine().tryBegin(key, fingerprint, requestPolicy, waitDeadline);
+			decision = this.filter.engine().tryBegin(key, fingerprint, requestPolicy, waitDeadline, tries);
 		}
 		catch (RuntimeException ex) {
 			sink.error(ex);

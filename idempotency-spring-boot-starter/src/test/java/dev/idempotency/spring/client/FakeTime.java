@@ -24,12 +24,18 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
 /**
- * Fake time for an {@link IdempotentRetryInterceptor}: a wall clock, a monotonic time
- * source and a sleeper that records each wait and moves time forward by it instead of
- * blocking.
+ * Fake time for an {@link IdempotentRetryInterceptor} or an
+ * {@link IdempotentRetryFilter}: a wall clock, a monotonic time source, and a sleeper (or
+ * a scheduler's timer) that records each wait and moves time forward by it instead of
+ * waiting.
  *
  * @author Idempotency contributors
  */
@@ -45,6 +51,12 @@ final class FakeTime {
 		interceptor.setClock(clock());
 		interceptor.setNanoTimeSource(this::nanoTime);
 		interceptor.setSleeper(this::sleep);
+	}
+
+	void applyTo(IdempotentRetryFilter filter) {
+		filter.setClock(clock());
+		filter.setNanoTimeSource(this::nanoTime);
+		filter.setScheduler(scheduler());
 	}
 
 	long nanoTime() {
@@ -68,6 +80,33 @@ final class FakeTime {
 		synchronized (this.sleeps) {
 			return List.copyOf(this.sleeps);
 		}
+	}
+
+	/**
+	 * A scheduler whose timers record their delay and move time forward by it, then run
+	 * their task at once on another thread, as a timer would.
+	 * @return the scheduler
+	 */
+	Scheduler scheduler() {
+		return new Scheduler() {
+
+			@Override
+			public Disposable schedule(Runnable task) {
+				return Schedulers.parallel().schedule(task);
+			}
+
+			@Override
+			public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+				sleep(Duration.ofNanos(unit.toNanos(delay)));
+				return Schedulers.parallel().schedule(task);
+			}
+
+			@Override
+			public Worker createWorker() {
+				throw new UnsupportedOperationException("Only timers are faked");
+			}
+
+		};
 	}
 
 	Clock clock() {

@@ -31,12 +31,17 @@ import org.springframework.boot.restclient.RestClientCustomizer;
 import org.springframework.boot.restclient.autoconfigure.RestClientAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.webclient.WebClientCustomizer;
+import org.springframework.boot.webclient.autoconfigure.WebClientAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -49,6 +54,8 @@ class IdempotencyClientAutoConfigurationTests {
 
 	private static final String CUSTOMIZER = IdempotencyClientAutoConfiguration.CUSTOMIZER_BEAN_NAME;
 
+	private static final String WEB_CLIENT_CUSTOMIZER = IdempotencyClientAutoConfiguration.WEB_CLIENT_CUSTOMIZER_BEAN_NAME;
+
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(IdempotencyClientAutoConfiguration.class));
 
@@ -57,6 +64,8 @@ class IdempotencyClientAutoConfigurationTests {
 		this.contextRunner.run((context) -> assertThat(context).hasNotFailed()
 			.doesNotHaveBean(IdempotentRetryInterceptor.class)
 			.doesNotHaveBean(CUSTOMIZER)
+			.doesNotHaveBean(IdempotentRetryFilter.class)
+			.doesNotHaveBean(WEB_CLIENT_CUSTOMIZER)
 			.doesNotHaveBean(IdempotencyClientProperties.class));
 	}
 
@@ -64,7 +73,9 @@ class IdempotencyClientAutoConfigurationTests {
 	void isOffWhenDisabled() {
 		this.contextRunner.withPropertyValues("idempotency.client.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(IdempotentRetryInterceptor.class)
-				.doesNotHaveBean(CUSTOMIZER));
+				.doesNotHaveBean(CUSTOMIZER)
+				.doesNotHaveBean(IdempotentRetryFilter.class)
+				.doesNotHaveBean(WEB_CLIENT_CUSTOMIZER));
 	}
 
 	@Test
@@ -81,6 +92,25 @@ class IdempotencyClientAutoConfigurationTests {
 			assertThat(interceptor.getInitialBackoff()).isEqualTo(Duration.ofMillis(100));
 			assertThat(interceptor.getMaxBackoff()).isEqualTo(Duration.ofSeconds(5));
 			assertThat(interceptor.getMaxElapsed()).isEqualTo(Duration.ofSeconds(30));
+		});
+	}
+
+	@Test
+	void providesFilterAndWebClientCustomizerWhenEnabled() {
+		this.contextRunner.withPropertyValues("idempotency.client.enabled=true").run((context) -> {
+			assertThat(context).hasSingleBean(IdempotentRetryFilter.class)
+				.hasSingleBean(WebClientCustomizer.class)
+				.hasBean(WEB_CLIENT_CUSTOMIZER);
+			IdempotentRetryFilter filter = context.getBean(IdempotentRetryFilter.class);
+			assertThat(filter.getKeyHeader()).isEqualTo("Idempotency-Key");
+			assertThat(filter.getMethods()).containsExactlyInAnyOrder(HttpMethod.POST, HttpMethod.PATCH);
+			assertThat(filter.getRetryStatuses()).containsExactlyInAnyOrder(409, 429, 502, 503, 504);
+			assertThat(filter.getMaxAttempts()).isEqualTo(5);
+			assertThat(filter.getInitialBackoff()).isEqualTo(Duration.ofMillis(100));
+			assertThat(filter.getMaxBackoff()).isEqualTo(Duration.ofSeconds(5));
+			assertThat(filter.getMaxElapsed()).isEqualTo(Duration.ofSeconds(30));
+			assertThat(filtersOf(context.getBean(WEB_CLIENT_CUSTOMIZER, WebClientCustomizer.class)))
+				.containsExactly(filter);
 		});
 	}
 
@@ -104,6 +134,14 @@ class IdempotencyClientAutoConfigurationTests {
 				assertThat(interceptor.getMaxBackoff()).isEqualTo(Duration.ofSeconds(2));
 				assertThat(interceptor.getMaxElapsed()).isEqualTo(Duration.ofSeconds(10));
 				assertThat(interceptor.getRetryStatuses()).containsExactlyInAnyOrder(500, 503);
+				IdempotentRetryFilter filter = context.getBean(IdempotentRetryFilter.class);
+				assertThat(filter.getKeyHeader()).isEqualTo("X-Request-Key");
+				assertThat(filter.getMethods()).containsExactlyInAnyOrder(HttpMethod.POST, HttpMethod.PUT);
+				assertThat(filter.getMaxAttempts()).isEqualTo(3);
+				assertThat(filter.getInitialBackoff()).isEqualTo(Duration.ofMillis(50));
+				assertThat(filter.getMaxBackoff()).isEqualTo(Duration.ofSeconds(2));
+				assertThat(filter.getMaxElapsed()).isEqualTo(Duration.ofSeconds(10));
+				assertThat(filter.getRetryStatuses()).containsExactlyInAnyOrder(500, 503);
 			});
 	}
 
@@ -138,6 +176,52 @@ class IdempotencyClientAutoConfigurationTests {
 				assertThat(context).hasSingleBean(IdempotentRetryInterceptor.class);
 				assertThat(interceptorsOf(context.getBean(CUSTOMIZER, RestClientCustomizer.class))).isEmpty();
 			});
+	}
+
+	@Test
+	void backsOffFromUserFilter() {
+		this.contextRunner.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.max-attempts=2")
+			.withUserConfiguration(UserFilterConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(IdempotentRetryFilter.class).hasBean(WEB_CLIENT_CUSTOMIZER);
+				IdempotentRetryFilter filter = context.getBean(IdempotentRetryFilter.class);
+				assertThat(filter).isSameAs(context.getBean("userFilter"));
+				assertThat(filter.getMaxAttempts()).isEqualTo(7);
+				assertThat(filtersOf(context.getBean(WEB_CLIENT_CUSTOMIZER, WebClientCustomizer.class)))
+					.containsExactly(filter);
+				assertThat(context.getBean(IdempotentRetryInterceptor.class).getMaxAttempts()).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void backsOffFromUserWebClientCustomizerOfTheSameName() {
+		this.contextRunner.withPropertyValues("idempotency.client.enabled=true")
+			.withUserConfiguration(UserWebClientCustomizerConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasSingleBean(IdempotentRetryFilter.class);
+				assertThat(filtersOf(context.getBean(WEB_CLIENT_CUSTOMIZER, WebClientCustomizer.class))).isEmpty();
+			});
+	}
+
+	@Test
+	void providesOnlyFilterWithoutBootWebClientSupport() {
+		this.contextRunner.withPropertyValues("idempotency.client.enabled=true")
+			.withClassLoader(new FilteredClassLoader(WebClientCustomizer.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.hasSingleBean(IdempotentRetryFilter.class)
+				.doesNotHaveBean(WEB_CLIENT_CUSTOMIZER)
+				.hasBean(CUSTOMIZER));
+	}
+
+	@Test
+	void providesNoFilterWithoutWebFlux() {
+		this.contextRunner.withPropertyValues("idempotency.client.enabled=true")
+			.withClassLoader(new FilteredClassLoader(WebClient.class))
+			.run((context) -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(IdempotentRetryFilter.class)
+				.doesNotHaveBean(WEB_CLIENT_CUSTOMIZER)
+				.hasSingleBean(IdempotentRetryInterceptor.class)
+				.hasBean(CUSTOMIZER));
 	}
 
 	@Test
@@ -183,6 +267,33 @@ class IdempotencyClientAutoConfigurationTests {
 	}
 
 	@Test
+	void autoConfiguredWebClientBuilderRetriesWithOneKey() {
+		try (RetryTestServer server = RetryTestServer.start()) {
+			this.contextRunner.withConfiguration(AutoConfigurations.of(WebClientAutoConfiguration.class))
+				.withPropertyValues("idempotency.client.enabled=true", "idempotency.client.initial-backoff=1ms")
+				.run((context) -> {
+					WebClient.Builder builder = context.getBean(WebClient.Builder.class);
+					assertThat(filtersOf(builder)).containsExactly(context.getBean(IdempotentRetryFilter.class));
+					WebClient client = builder.clientConnector(new ReactorClientHttpConnector()).build();
+					server.replyInOrder(RetryTestServer.status(503), RetryTestServer.reset());
+					String body = client.post()
+						.uri(server.uri("/payments"))
+						.bodyValue("{}")
+						.retrieve()
+						.bodyToMono(String.class)
+						.block(Duration.ofSeconds(30));
+					assertThat(body).isEqualTo("created 1");
+					List<Received> received = server.received();
+					assertThat(received).hasSize(3).allSatisfy((request) -> assertThat(request.keys()).hasSize(1));
+					assertThat(received).extracting(Received::key)
+						.doesNotContainNull()
+						.containsOnly(received.get(0).key());
+					assertThat(server.executions()).isOne();
+				});
+		}
+	}
+
+	@Test
 	void isListedInAutoConfigurationImports() {
 		List<String> candidates = new ArrayList<>();
 		ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader()).forEach(candidates::add);
@@ -206,6 +317,18 @@ class IdempotencyClientAutoConfigurationTests {
 		return interceptors;
 	}
 
+	private static List<ExchangeFilterFunction> filtersOf(WebClientCustomizer customizer) {
+		WebClient.Builder builder = WebClient.builder();
+		customizer.customize(builder);
+		return filtersOf(builder);
+	}
+
+	private static List<ExchangeFilterFunction> filtersOf(WebClient.Builder builder) {
+		List<ExchangeFilterFunction> filters = new ArrayList<>();
+		builder.filters(filters::addAll);
+		return filters;
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class UserInterceptorConfiguration {
 
@@ -223,6 +346,29 @@ class IdempotencyClientAutoConfigurationTests {
 
 		@Bean(name = IdempotencyClientAutoConfiguration.CUSTOMIZER_BEAN_NAME)
 		RestClientCustomizer userCustomizer() {
+			return (builder) -> {
+			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserFilterConfiguration {
+
+		@Bean
+		IdempotentRetryFilter userFilter() {
+			IdempotentRetryFilter filter = new IdempotentRetryFilter();
+			filter.setMaxAttempts(7);
+			return filter;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserWebClientCustomizerConfiguration {
+
+		@Bean(name = IdempotencyClientAutoConfiguration.WEB_CLIENT_CUSTOMIZER_BEAN_NAME)
+		WebClientCustomizer userWebClientCustomizer() {
 			return (builder) -> {
 			};
 		}

@@ -26,6 +26,7 @@ import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,11 +38,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.spring.VirtualThreads;
 import dev.idempotency.spring.transaction.TransactionalTestApplication.LedgerController;
 import dev.idempotency.test.servers.TestServers;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -61,16 +64,19 @@ import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The transactional mode on real servers, with two application instances sharing
- * PostgreSQL (and Redis, for the tiered store): the claim, the handler's own writes and
- * the stored response commit together or not at all, a duplicate of a request whose
- * transaction is still open is answered at once from any instance, and nothing of a
- * request whose response was not stored persists, whichever way the handler writes. A
- * handler run is a row of the ledger: the tests count them.
+ * The transactional mode on real servers, with two application instances sharing a
+ * database, PostgreSQL or MariaDB ({@link #database()}), and Redis, for the tiered store:
+ * the claim, the handler's own writes and the stored response commit together or not at
+ * all, a duplicate of a request whose transaction is still open is answered at once from
+ * any instance, and nothing of a request whose response was not stored persists,
+ * whichever way the handler writes. A handler run is a row of the ledger: the tests count
+ * them.
  *
  * @author Idempotency contributors
  */
@@ -79,9 +85,9 @@ abstract class AbstractTransactionalModeIT {
 
 	private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-	private final String schema = "it_tx_" + storeType() + "_" + Long.toHexString(System.nanoTime());
-
 	private final String prefix = "it-tx-" + storeType() + "-" + Long.toHexString(System.nanoTime()) + ":";
+
+	private TransactionalTestDatabase.Opened database;
 
 	private HikariDataSource dataSource;
 
@@ -99,15 +105,18 @@ abstract class AbstractTransactionalModeIT {
 	 */
 	abstract String storeType();
 
+	/**
+	 * Return the database the instances share.
+	 * @return the database
+	 */
+	abstract TransactionalTestDatabase database();
+
 	@BeforeAll
 	void startInstances() {
-		this.dataSource = TestServers.postgres().dataSource(this.schema);
+		this.database = database().open("it_tx_" + storeType());
+		this.dataSource = this.database.dataSource();
 		this.jdbc = new JdbcTemplate(this.dataSource);
-		for (String statement : TransactionalTestApplication.SCHEMA_DDL.split(";")) {
-			if (!statement.isBlank()) {
-				this.jdbc.execute(statement);
-			}
-		}
+		database().createTables(this.jdbc);
 		this.redis = TestServers.redis().connectionFactory();
 		this.a = start("a");
 		this.b = start("b");
@@ -124,9 +133,8 @@ abstract class AbstractTransactionalModeIT {
 				instance.close();
 			}
 		}
-		if (this.dataSource != null) {
-			TestServers.Postgres.dropSchema(this.dataSource, this.schema);
-			this.dataSource.close();
+		if (this.database != null) {
+			this.database.drop().run();
 		}
 	}
 
@@ -138,6 +146,11 @@ abstract class AbstractTransactionalModeIT {
 		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(entries(key)).isOne();
 		assertThat(recordStatus(key)).isEqualTo("C");
+		// on the threads the instance turned on: virtual ones in the compatibility lane
+		boolean virtual = VirtualThreads.expected(this.a.getEnvironment());
+		assertThat(controller(this.a).ranOnVirtualThread(key))
+			.as("the handler ran on a %s thread", VirtualThreads.kind(virtual))
+			.isEqualTo(virtual);
 		HttpResponse<String> retry = post(this.b, key, "pay-1", "");
 		assertThat(retry.statusCode()).isEqualTo(201);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -148,7 +161,9 @@ abstract class AbstractTransactionalModeIT {
 	@Test
 	void racingDuplicatesOnTwoInstancesRunTheHandlerOnce() throws Exception {
 		String key = newKey();
-		int racers = 16;
+		// on MariaDB, 64: each loser's claim meets the winner's uncommitted row, or its
+		// committed one, in an INSERT IGNORE and a locking read that do not wait
+		int racers = (database() == TransactionalTestDatabase.MARIADB) ? 64 : 16;
 		ExecutorService executor = Executors.newFixedThreadPool(racers);
 		try {
 			CountDownLatch start = new CountDownLatch(1);
@@ -196,7 +211,7 @@ abstract class AbstractTransactionalModeIT {
 			// the first request's claim and ledger entry are written, not committed
 			assertThat(entries(key)).isZero();
 			assertThat(recordStatus(key)).isNull();
-			// Redis loses what it knew: the duplicate can only learn from PostgreSQL
+			// Redis loses what it knew: the duplicate can only learn from the database
 			assertThat(deleteRedisRecord(key)).isEqualTo(redisRecords());
 			long started = System.nanoTime();
 			HttpResponse<String> duplicate = post(this.b, key, "held", "");
@@ -242,13 +257,19 @@ abstract class AbstractTransactionalModeIT {
 	@Test
 	void responseWhoseCommitFailsNeverReachesTheClientAndNothingPersists() throws Exception {
 		String key = newKey();
-		HttpResponse<String> failed = post(this.a, key, "commit", "break-commit");
+		// PostgreSQL: a deferred unique constraint, broken; MariaDB, which has no
+		// deferred constraints: a backup that blocks the server's commits
+		HttpResponse<String> failed = (database() == TransactionalTestDatabase.POSTGRESQL)
+				? post(this.a, key, "commit", "break-commit") : postWhileABackupBlocksItsCommit(key, "commit");
 		// the real cause: the application's transaction, not the store
 		assertThat(failed.statusCode()).isEqualTo(500);
 		assertThat(failed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(failed.body()).contains("transaction-rolled-back")
 			.contains("commit failed")
 			.contains("nothing of it was processed")
+			// the database's own message stays in the log
+			.doesNotContain("JDBC")
+			.doesNotContain("ERROR:")
 			.doesNotContain("store-unavailable")
 			.doesNotContain("\"entries\"");
 		assertThat(entries(key)).isZero();
@@ -372,6 +393,20 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> conflict = post(this.a, key, "dup", "break-statement-caught");
 		assertThat(conflict.statusCode()).isEqualTo(409);
 		assertThat(conflict.body()).isEqualTo("{\"error\":\"duplicate\"}");
+		if (database() == TransactionalTestDatabase.MARIADB) {
+			// InnoDB rolled back the failed statement alone, and the transaction went
+			// on: the handler's 409 was stored and committed with its ledger entry, as
+			// any 4xx of a transaction that can commit, and retries replay it
+			assertThat(entries(key)).isOne();
+			assertThat(recordStatus(key)).isEqualTo("C");
+			HttpResponse<String> replay = post(this.b, key, "dup", "");
+			assertThat(replay.statusCode()).isEqualTo(409);
+			assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+			assertThat(replay.body()).isEqualTo(conflict.body());
+			assertThat(entries(key)).isOne();
+			assertThat(controller(this.a).runs(key) + controller(this.b).runs(key)).isOne();
+			return;
+		}
 		assertRolledBackAndRetryRuns(key, "dup");
 	}
 
@@ -495,8 +530,7 @@ abstract class AbstractTransactionalModeIT {
 		String key = newKey();
 		assertThat(post(this.a, key, "expiring", "").statusCode()).isEqualTo(201);
 		// the record expires, and Redis forgets it: the next request takes the row over
-		this.jdbc.update("UPDATE idempotency_record SET expires_at = now() - INTERVAL '1 second' WHERE idem_key = ?",
-				key);
+		this.jdbc.update(database().expireRecord(), key);
 		assertThat(deleteRedisRecord(key)).isEqualTo(redisRecords());
 		controller(this.a).hold(key);
 		CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> {
@@ -542,9 +576,13 @@ abstract class AbstractTransactionalModeIT {
 		HttpResponse<String> retry;
 		try {
 			assertThat(controller(this.a).awaitEntered(key)).isTrue();
-			// the request's time-out is 5 s, the floor (the lock timeout is 1 s):
-			// PostgreSQL then ends the idle transaction, which frees the key there,
-			// and the Redis claim's lease ran out long before
+			// on MariaDB, the session of the hung request's transaction, which the server
+			// is to close
+			List<Long> sessions = (database() == TransactionalTestDatabase.MARIADB) ? sessionsInTransaction()
+					: List.of();
+			// the request's time-out is 5 s, the floor (the lock timeout is 1 s): the
+			// database then ends the idle transaction, which frees the key there, and
+			// the Redis claim's lease ran out long before
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 			do {
 				Thread.sleep(250);
@@ -553,6 +591,12 @@ abstract class AbstractTransactionalModeIT {
 			while (retry.statusCode() == 409 && System.nanoTime() < deadline);
 			assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
 			assertThat(hung).isNotDone();
+			if (database() == TransactionalTestDatabase.MARIADB) {
+				// MariaDB closed it (idle_transaction_timeout), while the handler still
+				// hangs
+				assertThat(sessions).as("sessions in a transaction").hasSize(1);
+				assertThat(sessionExists(sessions.get(0))).as("the hung request's session").isFalse();
+			}
 		}
 		finally {
 			controller(this.a).release(key);
@@ -597,33 +641,18 @@ abstract class AbstractTransactionalModeIT {
 		String key = newKey();
 		// a rule of the database that the stored response breaks (here a trigger that
 		// counts and refuses responses with a marker; in the field a trigger of the
-		// application's, a full disk, a value the column cannot take): PostgreSQL
-		// refuses the completion's UPDATE and aborts the request's transaction, in
-		// which no second attempt can succeed
-		this.jdbc.execute("CREATE SEQUENCE it_refused_completions");
-		this.jdbc.execute(
-				"""
-						CREATE FUNCTION it_refuse_response() RETURNS trigger LANGUAGE plpgsql AS $$
-						BEGIN
-							IF position(convert_to('refused-by-the-database', 'UTF8') in coalesce(NEW.response, ''::bytea)) > 0 THEN
-								PERFORM nextval('it_refused_completions');
-								RAISE EXCEPTION 'it_refuse_response: this response may not be stored';
-							END IF;
-							RETURN NEW;
-						END $$""");
-		this.jdbc.execute("CREATE TRIGGER it_refuse_response BEFORE UPDATE ON idempotency_record"
-				+ " FOR EACH ROW EXECUTE FUNCTION it_refuse_response()");
+		// application's, a full disk, a value the column cannot take): the database
+		// refuses the completion's UPDATE; PostgreSQL aborts the request's transaction,
+		// in which no second attempt can succeed
+		database().refuseResponsesWithTheMarker(this.jdbc);
 		HttpResponse<String> refused;
 		long attempts;
 		try {
 			refused = post(this.a, key, "refused-by-the-database", "");
-			attempts = this.jdbc.queryForObject(
-					"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM it_refused_completions", Long.class);
+			attempts = database().refusedCompletions(this.jdbc);
 		}
 		finally {
-			this.jdbc.execute("DROP TRIGGER it_refuse_response ON idempotency_record");
-			this.jdbc.execute("DROP FUNCTION it_refuse_response()");
-			this.jdbc.execute("DROP SEQUENCE it_refused_completions");
+			database().stopRefusing(this.jdbc);
 		}
 		assertThat(refused.statusCode()).as(refused.body()).isEqualTo(500);
 		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
@@ -670,6 +699,56 @@ abstract class AbstractTransactionalModeIT {
 			.run("--instance=" + instance);
 	}
 
+	// MariaDB: a backup holds every commit of the server (BACKUP STAGE BLOCK_COMMIT, as
+	// mariabackup does) when the request is about to commit, and the request's session
+	// waits for it no longer than its lock_wait_timeout, 0 here (1 year by default):
+	// MariaDB refuses the COMMIT (error 1205) and rolls the transaction back. The backup
+	// ends as soon as the transaction has, so that the server's other commits wait only
+	// that long.
+	private HttpResponse<String> postWhileABackupBlocksItsCommit(String key, String body) throws Exception {
+		JdbcTemplate application = this.a.getBean(JdbcTemplate.class);
+		try (Connection backup = this.dataSource.getConnection(); Statement stages = backup.createStatement()) {
+			AtomicBoolean blocking = new AtomicBoolean();
+			Runnable endBackup = () -> {
+				if (blocking.compareAndSet(true, false)) {
+					try {
+						stages.execute("BACKUP STAGE END");
+					}
+					catch (SQLException ex) {
+						throw new IllegalStateException(ex);
+					}
+				}
+			};
+			controller(this.a).beforeCommit(key, () -> {
+				application
+					.execute("SET @it_lock_wait_before = @@session.lock_wait_timeout, @@session.lock_wait_timeout = 0");
+				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+					@Override
+					public void afterCompletion(int status) {
+						endBackup.run();
+						application.execute("SET @@session.lock_wait_timeout = @it_lock_wait_before");
+					}
+
+				});
+				try {
+					stages.execute("BACKUP STAGE START");
+					blocking.set(true);
+					stages.execute("BACKUP STAGE BLOCK_COMMIT");
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+			});
+			try {
+				return post(this.a, key, body, "");
+			}
+			finally {
+				endBackup.run();
+			}
+		}
+	}
+
 	private HttpResponse<String> post(ConfigurableApplicationContext instance, String key, String body, String mode)
 			throws IOException, InterruptedException {
 		return post(instance, key, body, mode.isEmpty() ? Map.of() : Map.of("X-Mode", mode));
@@ -680,7 +759,7 @@ abstract class AbstractTransactionalModeIT {
 		return post(instance, "/ledger", key, body, headers);
 	}
 
-	private HttpResponse<String> post(ConfigurableApplicationContext instance, String path, String key, String body,
+	HttpResponse<String> post(ConfigurableApplicationContext instance, String path, String key, String body,
 			Map<String, String> headers) throws IOException, InterruptedException {
 		int port = ((WebServerApplicationContext) instance).getWebServer().getPort();
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
@@ -691,12 +770,12 @@ abstract class AbstractTransactionalModeIT {
 		return this.client.send(request.build(), BodyHandlers.ofString(StandardCharsets.UTF_8));
 	}
 
-	private static LedgerController controller(ConfigurableApplicationContext instance) {
+	static LedgerController controller(ConfigurableApplicationContext instance) {
 		return instance.getBean(LedgerController.class);
 	}
 
-	private long entries(String key) {
-		return new LedgerRows(this.jdbc).count("ledger_entry", key);
+	long entries(String key) {
+		return new LedgerRows(this.jdbc, database()).count("ledger_entry", key);
 	}
 
 	// nothing of the request persisted, and its key is free at once: the
@@ -732,11 +811,57 @@ abstract class AbstractTransactionalModeIT {
 	}
 
 	private long audits(String key) {
-		return new LedgerRows(this.jdbc).count("audit_entry", key);
+		return new LedgerRows(this.jdbc, database()).count("audit_entry", key);
 	}
 
-	private @Nullable String recordStatus(String key) {
-		return new LedgerRows(this.jdbc).recordStatus(key);
+	@Nullable String recordStatus(String key) {
+		return new LedgerRows(this.jdbc, database()).recordStatus(key);
+	}
+
+	/**
+	 * Return the instance that a test's first request goes to.
+	 * @return the instance
+	 */
+	ConfigurableApplicationContext instanceA() {
+		return this.a;
+	}
+
+	/**
+	 * Return the other instance.
+	 * @return the instance
+	 */
+	ConfigurableApplicationContext instanceB() {
+		return this.b;
+	}
+
+	/**
+	 * Return the template on the pool that the instances share.
+	 * @return the template
+	 */
+	JdbcTemplate jdbc() {
+		return this.jdbc;
+	}
+
+	/**
+	 * Return the pool that the instances share, which the test's own template uses too.
+	 * @return the pool
+	 */
+	HikariDataSource dataSource() {
+		return this.dataSource;
+	}
+
+	// MariaDB: the sessions of this test's database with a transaction open
+	List<Long> sessionsInTransaction() {
+		return this.jdbc.queryForList("SELECT p.ID FROM information_schema.INNODB_TRX t"
+				+ " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE p.DB = DATABASE()",
+				Long.class);
+	}
+
+	// MariaDB: whether a session is still connected
+	boolean sessionExists(long session) {
+		Long sessions = this.jdbc.queryForObject("SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = ?",
+				Long.class, session);
+		return sessions != null && sessions > 0;
 	}
 
 	// the key's own Redis record, deleted by its name: a scan of the keyspace for the
@@ -750,7 +875,7 @@ abstract class AbstractTransactionalModeIT {
 		}
 	}
 
-	// the records a key has in Redis: one in tiered mode, none with PostgreSQL alone
+	// the records a key has in Redis: one in tiered mode, none with the database alone
 	private long redisRecords() {
 		return "tiered".equals(storeType()) ? 1 : 0;
 	}
@@ -761,7 +886,7 @@ abstract class AbstractTransactionalModeIT {
 		}
 	}
 
-	private static String newKey() {
+	static String newKey() {
 		return UUID.randomUUID().toString();
 	}
 

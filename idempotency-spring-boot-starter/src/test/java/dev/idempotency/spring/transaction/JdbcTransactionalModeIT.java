@@ -16,16 +16,24 @@
 
 package dev.idempotency.spring.transaction;
 
+import org.junit.jupiter.api.Tag;
+
 /**
- * The transactional mode over the jdbc store.
+ * The transactional mode over the jdbc store, on PostgreSQL.
  *
  * @author Idempotency contributors
  */
+@Tag("compatibility")
 class JdbcTransactionalModeIT extends AbstractTransactionalModeIT {
 
 	@Override
 	String storeType() {
 		return "jdbc";
+	}
+
+	@Override
+	TransactionalTestDatabase database() {
+		return TransactionalTestDatabase.POSTGRESQL;
 	}
 
 }

@@ -35,8 +35,24 @@ final class LedgerRows {
 
 	private final JdbcTemplate jdbc;
 
+	private final TransactionalTestDatabase database;
+
+	/**
+	 * Read the rows of a PostgreSQL database.
+	 * @param jdbc the test's template
+	 */
 	LedgerRows(JdbcTemplate jdbc) {
+		this(jdbc, TransactionalTestDatabase.POSTGRESQL);
+	}
+
+	/**
+	 * Read the rows of the given database.
+	 * @param jdbc the test's template
+	 * @param database the database the template is on
+	 */
+	LedgerRows(JdbcTemplate jdbc, TransactionalTestDatabase database) {
 		this.jdbc = jdbc;
+		this.database = database;
 	}
 
 	/**
@@ -59,9 +75,7 @@ final class LedgerRows {
 	 * @return {@code P} or {@code C}, or {@code null} without a live record
 	 */
 	@Nullable String recordStatus(String key) {
-		List<String> statuses = this.jdbc.queryForList(
-				"SELECT status::text FROM idempotency_record WHERE idem_key = ? AND expires_at > now()", String.class,
-				key);
+		List<String> statuses = this.jdbc.queryForList(this.database.recordStatusQuery(), String.class, key);
 		return statuses.isEmpty() ? null : statuses.get(0);
 	}
 

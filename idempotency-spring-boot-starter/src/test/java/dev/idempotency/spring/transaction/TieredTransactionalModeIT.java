@@ -16,16 +16,24 @@
 
 package dev.idempotency.spring.transaction;
 
+import org.junit.jupiter.api.Tag;
+
 /**
- * The transactional mode over the tiered store.
+ * The transactional mode over the tiered store, on PostgreSQL.
  *
  * @author Idempotency contributors
  */
+@Tag("compatibility")
 class TieredTransactionalModeIT extends AbstractTransactionalModeIT {
 
 	@Override
 	String storeType() {
 		return "tiered";
+	}
+
+	@Override
+	TransactionalTestDatabase database() {
+		return TransactionalTestDatabase.POSTGRESQL;
 	}
 
 }

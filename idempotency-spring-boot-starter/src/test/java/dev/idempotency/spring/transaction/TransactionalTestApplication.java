@@ -33,6 +33,8 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 import dev.idempotency.spring.Idempotent;
+import dev.idempotency.spring.VirtualThreads;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -81,6 +83,7 @@ import org.springframework.web.bind.annotation.RestController;
 @EnableAutoConfiguration
 class TransactionalTestApplication {
 
+	// PostgreSQL's; MariaDB's is TransactionalTestDatabase.MARIADB's
 	static final String SCHEMA_DDL = """
 			CREATE TABLE IF NOT EXISTS ledger_entry (
 				id bigserial PRIMARY KEY,
@@ -172,7 +175,8 @@ class TransactionalTestApplication {
 		}
 
 		// an immediate unique constraint, broken: the statement fails and PostgreSQL
-		// aborts the transaction, which Spring does not mark (no @Transactional here)
+		// aborts the transaction (MariaDB rolls back the statement only, and the
+		// transaction goes on), which Spring does not mark (no @Transactional here)
 		void breakAStatement() {
 			this.jdbc.update("INSERT INTO unique_guard (value) VALUES (1), (1)");
 		}
@@ -183,14 +187,15 @@ class TransactionalTestApplication {
 		void keepBusy(long millis) {
 			Connection connection = DataSourceUtils.getConnection(Objects.requireNonNull(this.jdbc.getDataSource()));
 			try (Statement statement = connection.createStatement()) {
-				statement.execute("SELECT pg_sleep(" + millis / 1000.0 + ")");
+				statement.execute(TransactionalTestDatabase.of(connection).sleep(millis));
 			}
 			catch (SQLException ex) {
 				throw new IllegalStateException(ex);
 			}
 		}
 
-		// a deferred unique constraint, broken twice over: the commit fails
+		// a deferred unique constraint, broken twice over: the commit fails (PostgreSQL
+		// only: InnoDB has no deferred constraints)
 		@Transactional
 		void breakTheCommit() {
 			this.jdbc.update("INSERT INTO commit_guard (value) VALUES (1), (1)");
@@ -216,6 +221,13 @@ class TransactionalTestApplication {
 		private final Map<String, Runnable> beforeCommit = new ConcurrentHashMap<>();
 
 		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+		private final Map<String, Boolean> virtual = new ConcurrentHashMap<>();
+
+		// handlers in their slow part now, and the most there were at once
+		private final AtomicInteger slow = new AtomicInteger();
+
+		private final AtomicInteger mostSlow = new AtomicInteger();
 
 		private final NestedWork nested;
 
@@ -246,6 +258,7 @@ class TransactionalTestApplication {
 				@RequestHeader(name = "X-After-Commit", defaultValue = "") String afterCommitKey)
 				throws InterruptedException {
 			this.runs.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			this.virtual.put(key, VirtualThreads.current());
 			long entries = switch (write) {
 				case "service" -> this.ledger.record(key, body);
 				case "template" -> this.transactionTemplate.execute((status) -> this.ledger.record(key, body));
@@ -290,7 +303,7 @@ class TransactionalTestApplication {
 				});
 			}
 			switch (mode) {
-				case "slow" -> Thread.sleep(200);
+				case "slow" -> slow();
 				case "fail" -> throw new IllegalStateException("handler failed after its write");
 				case "unavailable" -> {
 					return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("{\"error\":\"busy\"}");
@@ -361,6 +374,29 @@ class TransactionalTestApplication {
 		@ExceptionHandler(Rejected.class)
 		ResponseEntity<String> rejected(Rejected ex) {
 			return ResponseEntity.unprocessableContent().body("{\"error\":\"rejected\"}");
+		}
+
+		// the request's transaction is open (in the transactional mode): at most as many
+		// handlers are here at once as the pool has connections
+		private void slow() throws InterruptedException {
+			this.mostSlow.accumulateAndGet(this.slow.incrementAndGet(), Math::max);
+			try {
+				Thread.sleep(200);
+			}
+			finally {
+				this.slow.decrementAndGet();
+			}
+		}
+
+		// whether the handler's last run for a key was on a virtual thread; null if
+		// it never ran
+		@Nullable Boolean ranOnVirtualThread(String key) {
+			return this.virtual.get(key);
+		}
+
+		// the most handlers that were in their slow part at once
+		int mostSlowAtOnce() {
+			return this.mostSlow.get();
 		}
 
 		// how many times the handler ran for a key, whatever became of its work

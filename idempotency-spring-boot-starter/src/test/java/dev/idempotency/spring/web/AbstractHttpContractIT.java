@@ -32,11 +32,13 @@ import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.NamedPolicies;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.VirtualThreads;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -55,6 +57,9 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 
 	@Autowired
 	NamedPolicies policies;
+
+	@Autowired
+	Environment environment;
 
 	@AfterEach
 	void storeUp() {
@@ -90,6 +95,34 @@ abstract class AbstractHttpContractIT extends AbstractWebIT {
 	 */
 	protected boolean transactional() {
 		return false;
+	}
+
+	/**
+	 * Whether the handlers of the contract run on virtual threads: they do when the
+	 * application turns them on ({@code spring.threads.virtual.enabled}, JDK 21 and
+	 * later), as the compatibility lane does for every test (docs/testing.md): Tomcat's
+	 * threads are then virtual. The WebFlux subclasses ask the store scheduler instead.
+	 * @return {@code true} if they should run on virtual threads
+	 */
+	protected boolean handlersOnVirtualThreads() {
+		return VirtualThreads.expected(this.environment);
+	}
+
+	// not a row: the threads every row runs on
+	@Test
+	void requestsRunOnTheThreadsTheApplicationTurnedOn() throws Exception {
+		String key = newKey();
+		HttpResponse<byte[]> first = post("/payments", key, "{}");
+		HttpResponse<byte[]> replay = post("/payments", key, "{}");
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertPaymentReplayed(replay, first, key);
+		boolean expected = handlersOnVirtualThreads();
+		System.out.println(getClass().getSimpleName() + ": the handler ran on a "
+				+ VirtualThreads.kind(Boolean.TRUE.equals(this.counter.ranOnVirtualThread("payments", key)))
+				+ " thread");
+		assertThat(this.counter.ranOnVirtualThread("payments", key))
+			.as("the handler ran on a %s thread", VirtualThreads.kind(expected))
+			.isEqualTo(expected);
 	}
 
 	// row 1

@@ -20,6 +20,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 
+import javax.sql.DataSource;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.OwnerToken;
@@ -29,6 +31,7 @@ import dev.idempotency.core.fingerprint.FingerprintInput;
 import dev.idempotency.core.store.AcquireResult;
 import dev.idempotency.core.store.IdempotencyStore;
 import dev.idempotency.spring.NamedPolicy;
+import dev.idempotency.spring.store.jdbc.MariaDbTestDatabase;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import dev.idempotency.spring.transaction.TransactionalClaims;
 import dev.idempotency.test.servers.TestServers;
@@ -151,6 +154,22 @@ abstract class AbstractTransactionalHttpContractIT extends AbstractHttpContractI
 	}
 
 	/**
+	 * The pool of a schema or database of the test's own, and what drops it when the
+	 * context closes.
+	 *
+	 * @param dataSource the pool
+	 * @param drop drops the schema or database and closes the pool
+	 */
+	record TestDatabase(DataSource dataSource, Runnable drop) implements AutoCloseable {
+
+		@Override
+		public void close() {
+			this.drop.run();
+		}
+
+	}
+
+	/**
 	 * The application's data source, on a schema of the test's own, in which an outage
 	 * can be simulated.
 	 */
@@ -159,17 +178,23 @@ abstract class AbstractTransactionalHttpContractIT extends AbstractHttpContractI
 
 		private static final String SCHEMA = "it_http_tx_" + Long.toHexString(System.nanoTime());
 
-		// the pool is no bean of its own: the application has one DataSource
+		// the pool is no bean of its own: the application has one DataSource; on
+		// MariaDB (contract.database=mariadb) a database of the test's own
 		@Bean(destroyMethod = "")
-		OutageSimulatingDataSource dataSource(Environment environment) {
-			return new OutageSimulatingDataSource(TestServers.postgres().dataSource(schema(environment)));
+		OutageSimulatingDataSource dataSource(Environment environment, TestDatabase database) {
+			return new OutageSimulatingDataSource(database.dataSource());
 		}
 
 		@Bean
-		TieredHttpContractIT.SchemaDropper schemaDropper(OutageSimulatingDataSource dataSource,
-				Environment environment) {
-			return new TieredHttpContractIT.SchemaDropper((HikariDataSource) dataSource.getTargetDataSource(),
+		TestDatabase testDatabase(Environment environment) {
+			if ("mariadb".equals(environment.getProperty("contract.database"))) {
+				MariaDbTestDatabase database = MariaDbTestDatabase.create("it_http_tx");
+				return new TestDatabase(database.dataSource(), database::close);
+			}
+			HikariDataSource pool = TestServers.postgres().dataSource(schema(environment));
+			TieredHttpContractIT.SchemaDropper dropper = new TieredHttpContractIT.SchemaDropper(pool,
 					schema(environment));
+			return new TestDatabase(pool, dropper::close);
 		}
 
 		// one schema per store type

@@ -25,18 +25,38 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import dev.idempotency.spring.VirtualThreads;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.core.env.Environment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Many concurrent duplicates of one request on a real server.
+ * Many concurrent duplicates of one request on a real server, on the threads the
+ * application turns on: the compatibility lane runs it on virtual threads
+ * (docs/testing.md).
  *
  * @author Idempotency contributors
  */
+@Tag("compatibility")
 class ConcurrencyIT extends AbstractWebIT {
 
 	private static final int REQUESTS = 100;
+
+	@Autowired
+	Environment environment;
+
+	/**
+	 * Whether the handlers run on virtual threads: Tomcat's are when the application
+	 * turns them on.
+	 * @return {@code true} if they should run on virtual threads
+	 */
+	protected boolean handlersOnVirtualThreads() {
+		return VirtualThreads.expected(this.environment);
+	}
 
 	@Test
 	void concurrentDuplicatesRunTheHandlerOnce() throws Exception {
@@ -61,6 +81,10 @@ class ConcurrencyIT extends AbstractWebIT {
 			executor.shutdownNow();
 		}
 		assertThat(this.counter.count("slow", key)).isEqualTo(1);
+		boolean virtual = handlersOnVirtualThreads();
+		assertThat(this.counter.ranOnVirtualThread("slow", key))
+			.as("the handler ran on a %s thread", VirtualThreads.kind(virtual))
+			.isEqualTo(virtual);
 		List<HttpResponse<byte[]>> originals = responses.stream().filter((r) -> r.statusCode() == 200).toList();
 		List<HttpResponse<byte[]>> inProgress = responses.stream().filter((r) -> r.statusCode() == 409).toList();
 		assertThat(originals.size() + inProgress.size()).isEqualTo(REQUESTS);

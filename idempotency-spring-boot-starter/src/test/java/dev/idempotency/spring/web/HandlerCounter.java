@@ -20,10 +20,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempotency.spring.VirtualThreads;
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Counts handler invocations per handler and idempotency key.
+ * Counts handler invocations per handler and idempotency key, and records whether the
+ * last of them ran on a virtual thread.
  *
  * @author Idempotency contributors
  */
@@ -31,14 +34,27 @@ class HandlerCounter {
 
 	private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
+	private final Map<String, Boolean> virtual = new ConcurrentHashMap<>();
+
 	int increment(String handler, HttpServletRequest request) {
-		return this.counts
-			.computeIfAbsent(handler + " " + request.getHeader("Idempotency-Key"), (name) -> new AtomicInteger())
-			.incrementAndGet();
+		return increment(handler, request.getHeader("Idempotency-Key"));
 	}
 
 	int increment(String handler, String key) {
-		return this.counts.computeIfAbsent(handler + " " + key, (name) -> new AtomicInteger()).incrementAndGet();
+		String name = handler + " " + key;
+		this.virtual.put(name, VirtualThreads.current());
+		return this.counts.computeIfAbsent(name, (counted) -> new AtomicInteger()).incrementAndGet();
+	}
+
+	/**
+	 * Whether the last run of a handler for a key ran on a virtual thread.
+	 * @param handler the handler
+	 * @param keyHeader the key
+	 * @return {@code true} if it did, {@code false} if it ran on a platform thread, or
+	 * {@code null} if it never ran
+	 */
+	@Nullable Boolean ranOnVirtualThread(String handler, String keyHeader) {
+		return this.virtual.get(handler + " " + keyHeader);
 	}
 
 	int count(String handler, String keyHeader) {

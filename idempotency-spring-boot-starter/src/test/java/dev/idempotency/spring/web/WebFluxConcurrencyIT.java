@@ -16,17 +16,24 @@
 
 package dev.idempotency.spring.web;
 
+import dev.idempotency.spring.VirtualThreads;
+
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 
 /**
  * {@link ConcurrencyIT}, unchanged, against the WebFlux filter of a reactive application
- * on Reactor Netty.
+ * on Reactor Netty, whose handler runs on the store scheduler.
  *
  * @author Idempotency contributors
  */
 @SpringBootTest(classes = WebFluxContractTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = "spring.main.web-application-type=reactive")
 class WebFluxConcurrencyIT extends ConcurrencyIT {
+
+	@Override
+	protected boolean handlersOnVirtualThreads() {
+		return VirtualThreads.onBoundedElastic();
+	}
 
 }

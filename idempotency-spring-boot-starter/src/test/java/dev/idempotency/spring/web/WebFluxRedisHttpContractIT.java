@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.web;
 
+import dev.idempotency.spring.VirtualThreads;
 import dev.idempotency.spring.store.redis.RedisIdempotencyStore;
 import dev.idempotency.spring.webflux.IdempotencyWebFilter;
 import org.junit.jupiter.api.AfterEach;
@@ -47,6 +48,13 @@ class WebFluxRedisHttpContractIT extends AbstractHttpContractIT {
 
 	@Autowired
 	ApplicationContext context;
+
+	// the contract's handlers return a Mono, which runs on the store scheduler's thread
+	// that read the body: virtual if that scheduler's are (docs/virtual-threads.md)
+	@Override
+	protected boolean handlersOnVirtualThreads() {
+		return VirtualThreads.onBoundedElastic();
+	}
 
 	@AfterEach
 	void storeNeverCalledOnAnEventLoop() {

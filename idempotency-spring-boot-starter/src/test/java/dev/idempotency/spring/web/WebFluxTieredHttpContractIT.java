@@ -16,6 +16,7 @@
 
 package dev.idempotency.spring.web;
 
+import dev.idempotency.spring.VirtualThreads;
 import dev.idempotency.spring.store.tiered.TieredIdempotencyStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,13 @@ class WebFluxTieredHttpContractIT extends AbstractHttpContractIT {
 	@Override
 	protected boolean confirmsTakeover() {
 		return true;
+	}
+
+	// the contract's handlers return a Mono, which runs on the store scheduler's thread
+	// that read the body: virtual if that scheduler's are (docs/virtual-threads.md)
+	@Override
+	protected boolean handlersOnVirtualThreads() {
+		return VirtualThreads.onBoundedElastic();
 	}
 
 	@AfterEach

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -31,7 +32,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import javax.sql.DataSource;
 
@@ -54,21 +58,24 @@ import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 
 /**
- * Real Redis and PostgreSQL servers for tests and for running the sample without
+ * Real Redis, PostgreSQL and MariaDB servers for tests and for running the sample without
  * installed servers. Each server is resolved once per JVM, in this order:
  * <ol>
  * <li>addresses from environment variables ({@value #REDIS_URL} as
  * {@code redis://host:port}; {@value #JDBC_URL}, {@value #JDBC_USERNAME} and
- * {@value #JDBC_PASSWORD}), which CI sets to its local servers;
+ * {@value #JDBC_PASSWORD}; {@value #MARIADB_URL}, {@value #MARIADB_USERNAME} and
+ * {@value #MARIADB_PASSWORD}), which CI sets to its local servers;
  * <li>Testcontainers, when a Docker engine is available (images pinned below);
  * <li>embedded servers started in-process (Redis 6.2 and PostgreSQL 15 binaries shipped
- * in Maven artifacts; nothing is downloaded at run time).
+ * in Maven artifacts; nothing is downloaded at run time). There is no embedded MariaDB:
+ * its last resort is the conventional local server, 127.0.0.1:3306 as {@code root}
+ * without a password, when it answers.
  * </ol>
  * Tests never skip for want of a server: when none of these works they fail with a
  * message that says how to provide one.
  * <p>
- * Servers are shared with other clients: tests must use their own Redis key prefix and
- * PostgreSQL schema.
+ * Servers are shared with other clients: tests must use their own Redis key prefix,
+ * PostgreSQL schema and MariaDB database, and drop only what they created.
  *
  * @author Idempotency contributors
  * @since 0.1.0
@@ -96,6 +103,22 @@ public final class TestServers {
 	public static final String JDBC_PASSWORD = "IDEMPOTENCY_TEST_JDBC_PASSWORD";
 
 	/**
+	 * Environment variable with the MariaDB JDBC URL, {@code jdbc:mariadb://host:port/db}
+	 * or {@code jdbc:mysql://host:port/db}: only its host, port and database are used.
+	 */
+	public static final String MARIADB_URL = "IDEMPOTENCY_TEST_MARIADB_URL";
+
+	/**
+	 * Environment variable with the MariaDB user name ({@code root} when unset).
+	 */
+	public static final String MARIADB_USERNAME = "IDEMPOTENCY_TEST_MARIADB_USERNAME";
+
+	/**
+	 * Environment variable with the MariaDB password (empty when unset).
+	 */
+	public static final String MARIADB_PASSWORD = "IDEMPOTENCY_TEST_MARIADB_PASSWORD";
+
+	/**
 	 * Redis image used with Testcontainers.
 	 */
 	public static final String REDIS_IMAGE = "redis:7.4.2-alpine";
@@ -105,12 +128,19 @@ public final class TestServers {
 	 */
 	public static final String POSTGRES_IMAGE = "postgres:15.10-alpine";
 
+	/**
+	 * MariaDB image used with Testcontainers.
+	 */
+	public static final String MARIADB_IMAGE = "mariadb:10.11.10";
+
 	private static final String HOW_TO = "Provide a server by setting %s, by running a Docker engine for "
 			+ "Testcontainers, or check why the embedded server failed (cause below).";
 
 	private static @Nullable Redis redis;
 
 	private static @Nullable Postgres postgres;
+
+	private static @Nullable MariaDb mariadb;
 
 	private TestServers() {
 	}
@@ -135,6 +165,19 @@ public final class TestServers {
 			postgres = resolvePostgres();
 		}
 		return postgres;
+	}
+
+	/**
+	 * Return the MariaDB server for this JVM, starting one if needed.
+	 * @return the server
+	 * @throws IllegalStateException if there is none, with a message that says how to
+	 * provide one
+	 */
+	public static synchronized MariaDb mariadb() {
+		if (mariadb == null) {
+			mariadb = resolveMariaDb();
+		}
+		return mariadb;
 	}
 
 	/**
@@ -201,6 +244,46 @@ public final class TestServers {
 		}
 		catch (IOException | RuntimeException ex) {
 			throw new IllegalStateException("No PostgreSQL server for tests. " + HOW_TO.formatted(JDBC_URL), ex);
+		}
+	}
+
+	private static MariaDb resolveMariaDb() {
+		String url = System.getenv(MARIADB_URL);
+		if (url != null && !url.isBlank()) {
+			MariaDb server = MariaDb.of(url.strip(), envOrDefault(MARIADB_USERNAME, "root"),
+					envOrDefault(MARIADB_PASSWORD, ""), "environment");
+			try {
+				server.ping();
+				return server;
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("No MariaDB server for tests: none answered at " + MARIADB_URL + "="
+						+ url.strip() + " as " + server.username() + " (" + ex.getMessage() + "). " + MariaDb.HOW_TO,
+						ex);
+			}
+		}
+		if (isDockerAvailable()) {
+			// the image's entry point starts a server without networking to create the
+			// database, then the real one, which alone listens on 3306
+			GenericContainer<?> container = new GenericContainer<>(MARIADB_IMAGE).withExposedPorts(3306)
+				.withEnv("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD", "1")
+				.withEnv("MARIADB_DATABASE", "test")
+				.waitingFor(Wait.forLogMessage(".*port: 3306.*", 1));
+			container.start();
+			return new MariaDb(container.getHost(), container.getMappedPort(3306), "test", "root", "",
+					"Testcontainers");
+		}
+		MariaDb local = new MariaDb("127.0.0.1", 3306, "test", "root", "", "local server");
+		try {
+			local.ping();
+			return local;
+		}
+		catch (SQLException ex) {
+			throw new IllegalStateException(
+					"No MariaDB server for tests: " + MARIADB_URL
+							+ " is not set, there is no Docker engine for Testcontainers, and no server answered at"
+							+ " 127.0.0.1:3306 as root without a password (" + ex.getMessage() + "). " + MariaDb.HOW_TO,
+					ex);
 		}
 	}
 
@@ -423,6 +506,209 @@ public final class TestServers {
 			catch (SQLException ex) {
 				throw new UncheckedIOException(new IOException("Could not drop schema " + schema, ex));
 			}
+		}
+
+	}
+
+	/**
+	 * A MariaDB server (10.6 or later), reached through either of the drivers
+	 * applications use with it.
+	 *
+	 * @param host the host
+	 * @param port the port
+	 * @param database the database the server was named with ({@code test} unless the
+	 * environment says otherwise); tests work in databases of their own
+	 * ({@link #createDatabase(String)})
+	 * @param username the user name, a user that may create databases
+	 * @param password the password
+	 * @param source where it came from: environment, Testcontainers or local server
+	 */
+	public record MariaDb(String host, int port, String database, String username, String password, String source) {
+
+		static final String HOW_TO = "Provide a MariaDB server (10.6 or later) whose user may create databases,"
+				+ " one of three ways: set " + MARIADB_URL + " (jdbc:mariadb://host:port/database, or a jdbc:mysql:"
+				+ " URL), " + MARIADB_USERNAME + " and " + MARIADB_PASSWORD + "; start the local server"
+				+ " ('service mariadb start', which listens on 127.0.0.1:3306 with root and no password); or"
+				+ " run a Docker engine for Testcontainers (image " + MARIADB_IMAGE + "). See docs/testing.md.";
+
+		private static final Pattern URL = Pattern
+			.compile("jdbc:(?:mariadb|mysql)://(\\[[^\\]]+\\]|[^:/?;,]+)(?::(\\d+))?(?:/([^?;]*))?(?:[?;].*)?");
+
+		private static final Pattern NAME = Pattern.compile("[a-z_][a-z0-9_]{0,63}");
+
+		/**
+		 * Return the server a JDBC URL of either driver names.
+		 * @param url {@code jdbc:mariadb://host[:port][/database][?options]} or the same
+		 * with {@code jdbc:mysql:}; the options are left out
+		 * @param username the user name
+		 * @param password the password
+		 * @param source where the URL came from
+		 * @return the server
+		 * @throws IllegalStateException if the URL is not one of these
+		 */
+		public static MariaDb of(String url, String username, String password, String source) {
+			Matcher matcher = URL.matcher(url);
+			if (!matcher.matches()) {
+				throw new IllegalStateException("A MariaDB URL is jdbc:mariadb://host:port/database or"
+						+ " jdbc:mysql://host:port/database, not '" + url + "'. " + HOW_TO);
+			}
+			String host = matcher.group(1);
+			if (host.startsWith("[")) {
+				host = host.substring(1, host.length() - 1);
+			}
+			int port = (matcher.group(2) != null) ? Integer.parseInt(matcher.group(2)) : 3306;
+			String database = (matcher.group(3) != null) ? matcher.group(3) : "";
+			return new MariaDb(host, port, database, username, password, source);
+		}
+
+		/**
+		 * Return the JDBC URL of a database of this server for a driver.
+		 * @param database the database, or the empty string for none
+		 * @param driver the driver
+		 * @return the URL, without options
+		 */
+		public String jdbcUrl(String database, Driver driver) {
+			String host = this.host.contains(":") ? "[" + this.host + "]" : this.host;
+			return driver.scheme + host + ":" + this.port + "/" + database;
+		}
+
+		/**
+		 * Create a database of the caller's own. Names are the caller's choice: a prefix
+		 * of its own and a random suffix, so that tests beside it (and other clients of
+		 * the server) never meet it.
+		 * @param name the database, a plain lower-case identifier
+		 * @throws IllegalStateException if it exists or the server refuses
+		 */
+		public void createDatabase(String name) {
+			execute("CREATE DATABASE " + checkName(name));
+		}
+
+		/**
+		 * Drop a database the caller created with {@link #createDatabase(String)} and
+		 * everything in it; nothing happens if it is gone. Never pass a name that is not
+		 * the caller's own.
+		 * @param name the database
+		 */
+		public void dropDatabase(String name) {
+			execute("DROP DATABASE IF EXISTS " + checkName(name));
+		}
+
+		/**
+		 * Return a new pool of at most 10 connections on a database of this server. The
+		 * caller closes it.
+		 * @param database the database
+		 * @param driver the driver
+		 * @param connectionProperties the driver's connection properties, for example
+		 * {@code useAffectedRows} or {@code useServerPrepStmts}
+		 * @return the data source
+		 */
+		public HikariDataSource dataSource(String database, Driver driver, Map<String, String> connectionProperties) {
+			return dataSource(database, driver, connectionProperties, 10);
+		}
+
+		/**
+		 * Return a new pool on a database of this server. The caller closes it.
+		 * @param database the database
+		 * @param driver the driver
+		 * @param connectionProperties the driver's connection properties, for example
+		 * {@code useAffectedRows} or {@code useServerPrepStmts}
+		 * @param maximumPoolSize how many connections the pool opens at most
+		 * @return the data source
+		 */
+		public HikariDataSource dataSource(String database, Driver driver, Map<String, String> connectionProperties,
+				int maximumPoolSize) {
+			HikariConfig config = new HikariConfig();
+			config.setJdbcUrl(jdbcUrl(checkName(database), driver));
+			config.setDriverClassName(driver.className());
+			config.setUsername(this.username);
+			config.setPassword(this.password);
+			config.setMaximumPoolSize(maximumPoolSize);
+			// connections on demand, none kept idle: the server is shared, and the
+			// default max_connections (151) must serve every pool of the suite
+			config.setMinimumIdle(0);
+			// as for PostgreSQL: the store contract's races put 64 threads on these
+			// connections, and the pool does not queue its waiters in order, so on a
+			// machine busy with other work one of them may wait far longer than the
+			// race takes on a quiet one
+			config.setConnectionTimeout(120_000);
+			config.setPoolName("test-" + database + "-" + driver.name().toLowerCase(Locale.ROOT));
+			connectionProperties.forEach(config::addDataSourceProperty);
+			return new HikariDataSource(config);
+		}
+
+		/**
+		 * Check that the server answers, within a few seconds.
+		 * @throws SQLException if it does not
+		 */
+		public void ping() throws SQLException {
+			try (Connection connection = connect()) {
+				if (!connection.isValid(5)) {
+					throw new SQLException("MariaDB at " + this.host + ":" + this.port + " did not answer");
+				}
+			}
+		}
+
+		private void execute(String sql) {
+			try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+				statement.execute(sql);
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("MariaDB at " + this.host + ":" + this.port + " (" + this.source
+						+ ", user " + this.username + ") refused '" + sql + "': " + ex.getMessage() + ". " + HOW_TO,
+						ex);
+			}
+		}
+
+		private Connection connect() throws SQLException {
+			// no database: the user may create databases without rights on any other
+			return DriverManager.getConnection(jdbcUrl("", Driver.MARIADB) + "?connectTimeout=5000", this.username,
+					this.password);
+		}
+
+		private static String checkName(String name) {
+			if (!NAME.matcher(name).matches()) {
+				throw new IllegalArgumentException(
+						"A test database name is a plain lower-case identifier of at most 64 characters: " + name);
+			}
+			return name;
+		}
+
+		/**
+		 * The drivers applications reach MariaDB with.
+		 */
+		public enum Driver {
+
+			/**
+			 * MariaDB Connector/J ({@code jdbc:mariadb:}).
+			 */
+			MARIADB("org.mariadb.jdbc.Driver", "jdbc:mariadb://"),
+
+			/**
+			 * MySQL Connector/J ({@code jdbc:mysql:}), which talks to MariaDB as to a
+			 * MySQL server and needs no option for it: MariaDB authenticates with
+			 * {@code mysql_native_password}, so {@code allowPublicKeyRetrieval} is never
+			 * asked for, and the default {@code sslMode=PREFERRED} uses TLS only when the
+			 * server offers it.
+			 */
+			MYSQL("com.mysql.cj.jdbc.Driver", "jdbc:mysql://");
+
+			private final String className;
+
+			private final String scheme;
+
+			Driver(String className, String scheme) {
+				this.className = className;
+				this.scheme = scheme;
+			}
+
+			/**
+			 * Return the driver's class.
+			 * @return the class name
+			 */
+			public String className() {
+				return this.className;
+			}
+
 		}
 
 	}

@@ -15,8 +15,8 @@
  */
 
 /**
- * Real Redis and PostgreSQL servers for the project's own integration tests and for
- * running the sample without installed servers. Internal: not published.
+ * Real Redis, PostgreSQL and MariaDB servers for the project's own integration tests and
+ * for running the sample without installed servers. Internal: not published.
  */
 @NullMarked
 package dev.idempotency.test.servers;

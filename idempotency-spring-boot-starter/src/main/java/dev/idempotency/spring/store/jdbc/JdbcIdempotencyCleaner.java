@@ -16,13 +16,16 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.sql.SQLException;
 import java.util.Objects;
 
 import javax.sql.DataSource;
 
 import dev.idempotency.core.store.IdempotencyStoreException;
+import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Deletes expired records from the table of {@link JdbcIdempotencyStore}, in batches.
@@ -30,11 +33,15 @@ import org.apache.commons.logging.LogFactory;
  * Expired records already behave as absent, so deleting them only reclaims space; how
  * often to call {@link #purgeExpired()} is a matter of table size, not of correctness.
  * Each batch is one auto-committed statement, on a connection of its own outside any
- * transaction of the application as for the store, that locks the rows it deletes with
- * {@code FOR UPDATE SKIP LOCKED}: any number of cleaners (one per application instance)
- * may run at the same time without waiting for each other or deleting a row twice, and a
- * row that a store operation is taking over at that moment is left alone. A record whose
- * lease is still live is never deleted, even past its expiry.
+ * transaction of the application as for the store. On PostgreSQL it locks the rows it
+ * deletes with {@code FOR UPDATE SKIP LOCKED}: any number of cleaners (one per
+ * application instance) may run at the same time without waiting for each other or
+ * deleting a row twice, and a row that a store operation is taking over at that moment is
+ * left alone. On MariaDB and MySQL, which cannot skip locked rows in a {@code DELETE}, a
+ * batch is {@code DELETE ... ORDER BY purge_after LIMIT n} at READ COMMITTED: it locks
+ * the rows it deletes and no gaps between them, so that claims of new keys never wait for
+ * it, and two cleaners at once wait for each other's rows, a batch at a time. A record
+ * whose lease is still live is never deleted, even past its expiry.
  * <p>
  * Between two batches the cleaner pauses for a multiple of the time the batch took
  * ({@link #setPauseFactor(double)}), so that a run occupies the database at most a share
@@ -61,37 +68,11 @@ public class JdbcIdempotencyCleaner {
 
 	private static final Log logger = LogFactory.getLog(JdbcIdempotencyCleaner.class);
 
-	// Rows are found by purge_after, which the store keeps at or past expires_at and
-	// which, unlike expires_at, a completion within the lease leaves unchanged. The
-	// expiry and the lease are checked again on the row all the same.
-	private static final String DELETE_EXPIRED = """
-			DELETE FROM %TABLE%
-			WHERE id IN (
-				SELECT id FROM %TABLE%
-				WHERE purge_after <= now() AND expires_at <= now() AND NOT (status = 'P' AND lease_expires_at > now())
-				ORDER BY purge_after
-				LIMIT :batchSize
-				FOR UPDATE SKIP LOCKED)
-			""";
-
-	// Rows without purge_after (written before the column existed, or by an older
-	// version of the library during a rolling upgrade) get one from their expiry, once,
-	// so that the delete finds them.
-	private static final String SCHEDULE_UNSCHEDULED = """
-			UPDATE %TABLE%
-			SET purge_after = GREATEST(expires_at, lease_expires_at)
-			WHERE id IN (
-				SELECT id FROM %TABLE%
-				WHERE purge_after IS NULL
-				LIMIT :batchSize
-				FOR UPDATE SKIP LOCKED)
-			""";
-
 	private final JdbcOperationRunner jdbc;
 
-	private volatile String deleteExpired = TableName.parse(TableName.DEFAULT).substitute(DELETE_EXPIRED);
+	private volatile TableName tableName = TableName.parse(TableName.DEFAULT);
 
-	private volatile String scheduleUnscheduled = TableName.parse(TableName.DEFAULT).substitute(SCHEDULE_UNSCHEDULED);
+	private volatile @Nullable RecordTable table;
 
 	private volatile int batchSize = DEFAULT_BATCH_SIZE;
 
@@ -113,9 +94,18 @@ public class JdbcIdempotencyCleaner {
 	 * schema-qualified SQL identifier
 	 */
 	public void setTableName(String tableName) {
-		TableName table = TableName.parse(tableName);
-		this.deleteExpired = table.substitute(DELETE_EXPIRED);
-		this.scheduleUnscheduled = table.substitute(SCHEDULE_UNSCHEDULED);
+		this.tableName = TableName.parse(tableName);
+		this.table = null;
+	}
+
+	/**
+	 * Set the dialect of the database, instead of reading it from the metadata of the
+	 * first connection.
+	 * @param dialect the dialect, never {@code null}
+	 */
+	public void setDialect(JdbcDialect dialect) {
+		this.jdbc.setDialect(dialect);
+		this.table = null;
 	}
 
 	/**
@@ -159,14 +149,14 @@ public class JdbcIdempotencyCleaner {
 	 * deleted by earlier batches stay deleted
 	 */
 	public int purgeExpired() {
-		int scheduled = inBatches(this.scheduleUnscheduled);
+		int scheduled = inBatches(RecordTable::scheduleUnscheduled);
 		if (scheduled > 0 && logger.isDebugEnabled()) {
 			logger.debug("Set when to delete " + scheduled + " idempotency record(s) written without it");
 		}
 		if (Thread.currentThread().isInterrupted()) {
 			return 0;
 		}
-		int deleted = inBatches(this.deleteExpired);
+		int deleted = inBatches(RecordTable::purgeExpired);
 		if (deleted > 0 && logger.isDebugEnabled()) {
 			logger.debug("Deleted " + deleted + " expired idempotency record(s)");
 		}
@@ -175,14 +165,14 @@ public class JdbcIdempotencyCleaner {
 
 	// runs the statement until it changes fewer rows than a batch, pausing in between;
 	// returns how many rows it changed in all
-	private int inBatches(String sql) {
+	private int inBatches(Batch batch) {
 		int batchSize = this.batchSize;
 		double pauseFactor = this.pauseFactor;
 		int total = 0;
 		int changed;
 		do {
 			long start = System.nanoTime();
-			changed = this.jdbc.execute("cleanup", (client) -> client.sql(sql).param("batchSize", batchSize).update());
+			changed = this.jdbc.run("cleanup", (operation) -> batch.run(table(operation), operation, batchSize));
 			total += changed;
 			if (changed == batchSize && !pause((long) ((System.nanoTime() - start) * pauseFactor))) {
 				break;
@@ -190,6 +180,15 @@ public class JdbcIdempotencyCleaner {
 		}
 		while (changed == batchSize);
 		return total;
+	}
+
+	private RecordTable table(Operation operation) {
+		RecordTable kept = this.table;
+		RecordTable table = RecordTable.of(kept, operation, this.tableName);
+		if (table != kept) {
+			this.table = table;
+		}
+		return table;
 	}
 
 	// false when interrupted
@@ -205,6 +204,14 @@ public class JdbcIdempotencyCleaner {
 			Thread.currentThread().interrupt();
 			return false;
 		}
+	}
+
+	// one batch of a cleanup statement
+	@FunctionalInterface
+	private interface Batch {
+
+		int run(RecordTable table, Operation operation, int batchSize) throws SQLException;
+
 	}
 
 }

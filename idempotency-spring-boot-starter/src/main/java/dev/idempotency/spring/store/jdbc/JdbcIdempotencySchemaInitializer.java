@@ -37,6 +37,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
@@ -44,8 +45,10 @@ import org.springframework.jdbc.datasource.init.ScriptUtils;
 
 /**
  * Creates and upgrades the table of {@link JdbcIdempotencyStore} from the migration
- * scripts shipped in this jar under {@value #LOCATION}: with Flyway when Flyway and its
- * PostgreSQL module are on the class path, else by running the scripts itself.
+ * scripts shipped in this jar for its database, under {@value #LOCATION} for PostgreSQL
+ * and {@value #MARIADB_LOCATION} for MariaDB and MySQL: with Flyway when Flyway and its
+ * module for the database ({@code flyway-database-postgresql}, {@code flyway-mysql}) are
+ * on the class path, else by running the scripts itself.
  * <p>
  * With Flyway, the library keeps its own history table ({@value #DEFAULT_HISTORY_TABLE}
  * by default), so its migrations never mix with the application's, even in the same
@@ -61,7 +64,8 @@ import org.springframework.jdbc.datasource.init.ScriptUtils;
  * the application has one: Flyway refuses by default to migrate a non-empty schema that
  * has no history table of its own, and the library's table would make the schema
  * non-empty. Concurrent runs from several instances are serialized by a session-level
- * advisory lock, held on the one connection the migration runs on.
+ * advisory lock (PostgreSQL) or named lock ({@code GET_LOCK}, MariaDB and MySQL), held on
+ * the one connection the migration runs on.
  * <p>
  * Instances are not thread-safe while being configured; {@link #initialize()} may be
  * called any number of times. No argument may be {@code null}.
@@ -80,6 +84,12 @@ public class JdbcIdempotencySchemaInitializer {
 	public static final String LOCATION = "classpath:dev/idempotency/spring/store/jdbc/migration/postgresql";
 
 	/**
+	 * Class path location of the MariaDB and MySQL migration scripts, named and
+	 * parameterized as those under {@link #LOCATION}.
+	 */
+	public static final String MARIADB_LOCATION = "classpath:dev/idempotency/spring/store/jdbc/migration/mariadb";
+
+	/**
 	 * Default name of the library's Flyway history table.
 	 */
 	public static final String DEFAULT_HISTORY_TABLE = "idempotency_schema_history";
@@ -96,6 +106,8 @@ public class JdbcIdempotencySchemaInitializer {
 	private TableName table = TableName.parse(TableName.DEFAULT);
 
 	private @Nullable String historyTable;
+
+	private @Nullable JdbcDialect dialect;
 
 	private ClassLoader classLoader = JdbcIdempotencySchemaInitializer.class.getClassLoader();
 
@@ -140,6 +152,15 @@ public class JdbcIdempotencySchemaInitializer {
 	}
 
 	/**
+	 * Set the dialect of the database, instead of reading it from the connection's
+	 * metadata.
+	 * @param dialect the dialect, never {@code null}
+	 */
+	public void setDialect(JdbcDialect dialect) {
+		this.dialect = Objects.requireNonNull(dialect, "'dialect' must not be null");
+	}
+
+	/**
 	 * Set the class loader in which Flyway is looked for and the scripts are read: the
 	 * application's, when it differs from the one that loaded this class.
 	 * @param classLoader the class loader, never {@code null}
@@ -166,7 +187,28 @@ public class JdbcIdempotencySchemaInitializer {
 	 * @return the scripts' SQL, oldest first
 	 */
 	public List<String> getScripts() {
-		return scriptResources().stream().map(this::render).toList();
+		JdbcDialect dialect = (this.dialect != null) ? this.dialect : JdbcDialect.POSTGRESQL;
+		return scriptResources(dialect).stream().map(this::render).toList();
+	}
+
+	/**
+	 * Return the migration scripts of a database, in the order they apply, with their
+	 * placeholders replaced for the configured table.
+	 * @param dialect the database's dialect
+	 * @return the scripts' SQL, oldest first
+	 */
+	public List<String> getScripts(JdbcDialect dialect) {
+		return scriptResources(dialect).stream().map(this::render).toList();
+	}
+
+	/**
+	 * Return the class path location of a database's migration scripts.
+	 * @param dialect the database's dialect
+	 * @return {@link #LOCATION} for PostgreSQL, {@link #MARIADB_LOCATION} for MariaDB and
+	 * MySQL
+	 */
+	public static String location(JdbcDialect dialect) {
+		return (dialect == JdbcDialect.POSTGRESQL) ? LOCATION : MARIADB_LOCATION;
 	}
 
 	/**
@@ -183,52 +225,65 @@ public class JdbcIdempotencySchemaInitializer {
 		// start-up needs one connection of the pool, never a second that a busy pool may
 		// not hand out.
 		try (Connection connection = this.dataSource.getConnection()) {
-			advisoryLock(connection, "SELECT pg_advisory_lock(?)");
+			JdbcDialect dialect = (this.dialect != null) ? this.dialect : JdbcDialect.of(connection.getMetaData());
+			lock(connection, dialect, true);
 			try {
-				migrate(connection);
+				migrate(connection, dialect);
 			}
 			finally {
-				advisoryLock(connection, "SELECT pg_advisory_unlock(?)");
+				lock(connection, dialect, false);
 			}
 		}
 		catch (SQLException ex) {
-			throw new IllegalStateException("Could not lock the idempotency schema migration", ex);
+			// the first line an operator reads names the database's own reason (a refused
+			// connection, say), not only the step that met it
+			Throwable root = NestedExceptionUtils.getMostSpecificCause(ex);
+			String reason = (root != ex && root.getMessage() != null) ? ex.getMessage() + ": " + root.getMessage()
+					: ex.getMessage();
+			throw new IllegalStateException("Could not reach or lock the database to create the idempotency table ("
+					+ reason + "); with idempotency.jdbc.initialize-schema=never the table is"
+					+ " left to the application's own migrations, and the application starts without the database", ex);
 		}
 	}
 
-	private void migrate(Connection connection) throws SQLException {
-		boolean existed = exists(connection);
+	private void migrate(Connection connection, JdbcDialect dialect) throws SQLException {
+		boolean existed = exists(connection, dialect);
 		String how;
-		if (FlywaySchemaMigration.isPresent(this.classLoader)) {
-			int executed = FlywaySchemaMigration.migrate(connection, this.table, getHistoryTable(), this.classLoader);
+		if (FlywaySchemaMigration.isPresent(this.classLoader, dialect)) {
+			int executed = FlywaySchemaMigration.migrate(connection, dialect, this.table, getHistoryTable(),
+					this.classLoader);
 			if (executed == 0) {
 				return;
 			}
 			how = executed + " migration(s) by Flyway, history table '" + getHistoryTable() + "'";
 		}
 		else {
-			runScripts(connection, existed);
+			runScripts(connection, dialect, existed);
 			if (existed) {
 				logger.debug("Idempotency table '" + this.table + "' is up to date");
 				return;
 			}
-			how = "the scripts under " + LOCATION + " (Flyway is not on the class path)";
+			how = "the scripts under " + location(dialect) + " (Flyway"
+					+ ((dialect == JdbcDialect.POSTGRESQL) ? "" : " with its MySQL module, flyway-mysql,")
+					+ " is not on the class path)";
 		}
 		if (logger.isInfoEnabled()) {
-			logger.info((existed ? "Migrated" : "Created") + " idempotency table '" + this.table.simpleName()
-					+ "' in schema '" + schemaOf(connection) + "' of database '" + connection.getCatalog() + "' with "
-					+ how);
+			String where = (dialect == JdbcDialect.POSTGRESQL)
+					? "schema '" + schemaOf(connection, dialect) + "' of database '" + connection.getCatalog() + "'"
+					: dialect.displayName() + " database '" + schemaOf(connection, dialect) + "'";
+			logger.info((existed ? "Migrated" : "Created") + " idempotency table '" + this.table.simpleName() + "' in "
+					+ where + " with " + how);
 		}
 	}
 
-	private void runScripts(Connection connection, boolean existed) throws SQLException {
+	private void runScripts(Connection connection, JdbcDialect dialect, boolean existed) throws SQLException {
 		String schema = this.table.schema();
 		if (schema != null) {
 			try (Statement statement = connection.createStatement()) {
 				statement.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
 			}
 		}
-		for (Resource script : scriptResources()) {
+		for (Resource script : scriptResources(dialect)) {
 			// the first script creates the table and its first indexes: on a table that
 			// exists, it would put back an index that a later script dropped
 			if (existed && version(script) == 1) {
@@ -242,17 +297,18 @@ public class JdbcIdempotencySchemaInitializer {
 		}
 	}
 
-	private List<Resource> scriptResources() {
+	private List<Resource> scriptResources(JdbcDialect dialect) {
+		String location = location(dialect);
 		try {
 			Resource[] found = new PathMatchingResourcePatternResolver(this.classLoader)
-				.getResources(LOCATION + "/V*__*.sql");
+				.getResources(location + "/V*__*.sql");
 			return Arrays.stream(found)
 				.filter((resource) -> version(resource) >= 0)
 				.sorted(Comparator.comparingInt(JdbcIdempotencySchemaInitializer::version))
 				.toList();
 		}
 		catch (IOException ex) {
-			throw new UncheckedIOException("Could not list the idempotency migration scripts in " + LOCATION, ex);
+			throw new UncheckedIOException("Could not list the idempotency migration scripts in " + location, ex);
 		}
 	}
 
@@ -273,30 +329,66 @@ public class JdbcIdempotencySchemaInitializer {
 		}
 	}
 
-	private boolean exists(Connection connection) throws SQLException {
-		try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-			statement.setString(1, this.table.qualifiedName());
+	private boolean exists(Connection connection, JdbcDialect dialect) throws SQLException {
+		if (dialect == JdbcDialect.POSTGRESQL) {
+			try (PreparedStatement statement = connection.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+				statement.setString(1, this.table.qualifiedName());
+				try (ResultSet result = statement.executeQuery()) {
+					return result.next() && result.getBoolean(1);
+				}
+			}
+		}
+		try (PreparedStatement statement = connection.prepareStatement("SELECT COUNT(*) FROM information_schema.tables"
+				+ " WHERE table_schema = COALESCE(?, DATABASE()) AND table_name = ?")) {
+			statement.setString(1, this.table.schema());
+			statement.setString(2, this.table.simpleName());
 			try (ResultSet result = statement.executeQuery()) {
-				return result.next() && result.getBoolean(1);
+				return result.next() && result.getInt(1) > 0;
 			}
 		}
 	}
 
-	private String schemaOf(Connection connection) throws SQLException {
+	private String schemaOf(Connection connection, JdbcDialect dialect) throws SQLException {
 		String schema = this.table.schema();
 		if (schema != null) {
 			return schema;
 		}
 		try (Statement statement = connection.createStatement();
-				ResultSet result = statement.executeQuery("SELECT current_schema()")) {
+				ResultSet result = statement.executeQuery(
+						(dialect == JdbcDialect.POSTGRESQL) ? "SELECT current_schema()" : "SELECT DATABASE()")) {
 			return result.next() ? String.valueOf(result.getString(1)) : "?";
 		}
 	}
 
-	private void advisoryLock(Connection connection, String sql) throws SQLException {
-		try (PreparedStatement statement = connection.prepareStatement(sql)) {
-			statement.setLong(1, MIGRATION_LOCK_ID ^ getHistoryTable().hashCode());
-			statement.execute();
+	// PostgreSQL's session-level advisory lock, or MariaDB's and MySQL's named lock, on
+	// the one connection the migration runs on
+	private void lock(Connection connection, JdbcDialect dialect, boolean lock) throws SQLException {
+		long id = MIGRATION_LOCK_ID ^ getHistoryTable().hashCode();
+		if (dialect == JdbcDialect.POSTGRESQL) {
+			try (PreparedStatement statement = connection
+				.prepareStatement(lock ? "SELECT pg_advisory_lock(?)" : "SELECT pg_advisory_unlock(?)")) {
+				statement.setLong(1, id);
+				statement.execute();
+			}
+		}
+		else {
+			// named locks are the server's: the database (the table's, else the
+			// connection's) keeps two databases apart; hashed, as MySQL takes names of
+			// at most 64 characters
+			String name = "LEFT(SHA2(CONCAT(COALESCE(?, DATABASE(), ''), '/', ?), 256), 40)";
+			try (PreparedStatement statement = connection
+				.prepareStatement(lock ? "SELECT GET_LOCK(CONCAT('idempotency_migration_', " + name + "), 300)"
+						: "SELECT RELEASE_LOCK(CONCAT('idempotency_migration_', " + name + "))")) {
+				statement.setString(1, this.table.schema());
+				statement.setString(2, Long.toHexString(id));
+				try (ResultSet result = statement.executeQuery()) {
+					Object answer = result.next() ? result.getObject(1) : null;
+					if (lock && !(answer instanceof Number number && number.intValue() == 1)) {
+						throw new SQLException("Another instance held the idempotency migration's lock for 300 s,"
+								+ " or the server refused it (GET_LOCK answered " + answer + ")");
+					}
+				}
+			}
 		}
 		if (!connection.getAutoCommit()) {
 			connection.commit();

@@ -16,8 +16,7 @@
 
 package dev.idempotency.spring.store.jdbc;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -42,16 +41,22 @@ import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
 import dev.idempotency.spring.store.jdbc.RecordRows.ClaimRow;
 import dev.idempotency.spring.store.jdbc.RecordRows.ExistingRecord;
 import dev.idempotency.spring.store.jdbc.RecordRows.HeldElsewhere;
+import dev.idempotency.spring.store.jdbc.RecordTable.Claim;
+import dev.idempotency.spring.store.jdbc.RecordTable.ClaimForm;
 import dev.idempotency.spring.transaction.RequestTransactions;
 import dev.idempotency.spring.transaction.TransactionalStore;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.jdbc.core.ResultSetExtractor;
-import org.springframework.jdbc.core.simple.JdbcClient;
-
 /**
- * {@link IdempotencyStore} backed by one PostgreSQL table (see
- * {@link JdbcIdempotencySchemaInitializer} for its schema).
+ * {@link IdempotencyStore} backed by one table of PostgreSQL, MariaDB or MySQL (see
+ * {@link JdbcIdempotencySchemaInitializer} for its schema). The statements of each
+ * database live in a class of their own, picked by the database's {@link JdbcDialect},
+ * read from the first connection's metadata unless {@link #setDialect(JdbcDialect)} gave
+ * it; this description speaks of PostgreSQL's, and {@code MariaDbRecordTable} says how
+ * MariaDB and MySQL differ (an {@code INSERT IGNORE} claim whose row count no driver
+ * setting changes, a second statement to read a duplicate's record, claims of the
+ * transactional mode that never wait for a row lock, instants from
+ * {@code UTC_TIMESTAMP(6)}, synchronous commits only).
  * <p>
  * <b>Atomicity.</b> A key is claimed by a single statement,
  * {@code INSERT ... ON CONFLICT (id) DO NOTHING RETURNING}, combined in one round trip
@@ -67,8 +72,9 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * for that operation only: no connection is held while a handler runs, and the store
  * never joins a transaction of the application, so a claim is visible to every instance
  * as soon as {@code acquire} returns. The statements, with named parameters, run through
- * Spring's {@link JdbcClient}, which sees the operation's own connection only, never one
- * that a transaction manager bound to the thread.
+ * Spring's {@link org.springframework.jdbc.core.simple.JdbcClient}, which sees the
+ * operation's own connection only, never one that a transaction manager bound to the
+ * thread.
  * <p>
  * <b>Plain JDBC where it pays.</b> The two statements of every first request, the claim
  * and the completion, run on plain JDBC instead ({@link PositionalStatement}, which
@@ -129,14 +135,15 @@ public class JdbcIdempotencyStore
 	// follows a concurrent writer's commit, so a handful is plenty.
 	private static final int MAX_ACQUIRE_ATTEMPTS = 5;
 
-	// the boolean a statement returns, false when it returns no row
-	private static final ResultSetExtractor<Boolean> FIRST_ROW_TRUE = (rows) -> rows.next() && rows.getBoolean(1);
-
 	private final DataSource dataSource;
 
 	private final JdbcOperationRunner jdbc;
 
-	private volatile JdbcStatements statements = new JdbcStatements(TableName.parse(DEFAULT_TABLE_NAME));
+	private volatile TableName tableName = TableName.parse(DEFAULT_TABLE_NAME);
+
+	// the table in the database's SQL, made for the table name and the dialect once the
+	// first operation knows it
+	private volatile @Nullable RecordTable table;
 
 	private volatile RecordRows rows = new RecordRows(new StoredResponseCodec());
 
@@ -171,7 +178,8 @@ public class JdbcIdempotencyStore
 	 * @throws IllegalArgumentException if the name is not such an identifier
 	 */
 	public void setTableName(String tableName) {
-		this.statements = new JdbcStatements(TableName.parse(tableName));
+		this.tableName = TableName.parse(tableName);
+		this.table = null;
 	}
 
 	/**
@@ -179,7 +187,26 @@ public class JdbcIdempotencyStore
 	 * @return the table name
 	 */
 	public String getTableName() {
-		return this.statements.table.qualifiedName();
+		return this.tableName.qualifiedName();
+	}
+
+	/**
+	 * Set the dialect of the database, instead of reading it from the metadata of the
+	 * first connection an operation takes.
+	 * @param dialect the dialect, never {@code null}
+	 */
+	public void setDialect(JdbcDialect dialect) {
+		this.jdbc.setDialect(dialect);
+		this.table = null;
+	}
+
+	/**
+	 * Return the dialect of the database.
+	 * @return the dialect, {@code null} until it was set or an operation reached the
+	 * database
+	 */
+	public @Nullable JdbcDialect getDialect() {
+		return this.jdbc.getDialect();
 	}
 
 	/**
@@ -317,37 +344,18 @@ public class JdbcIdempotencyStore
 		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		// as in the in-memory store, a record never expires before its first lease lapses
 		long ttlMillis = Math.max(StoreDurations.toMillis(ttl, "ttl"), leaseMillis);
-		JdbcStatements statements = this.statements;
 		boolean guarded = this.transactionalClaims || this.jdbc.isJoining();
-		// A guarded claim tries its insert alone first, whatever the form asked for: the
-		// combined guarded statement plans three branches (the insert, the row found, the
-		// lock held elsewhere) for a key that is almost always new, and cost a tenth of
-		// the transactional mode's transaction (docs/benchmarks.md). A key that has a row
-		// (a replay, a duplicate) pays a second statement.
-		boolean insertFirst = guarded || form == ClaimForm.INSERT_FIRST;
-		Claim claim = Claim.of(key, fingerprint, token, leaseMillis, ttlMillis);
-		Object[] values = claim.values(guarded ? statements : null);
-		PositionalStatement insert = guarded ? statements.insertClaimGuarded : statements.insertClaim;
-		PositionalStatement select = guarded ? statements.acquireGuarded
-				: (form == ClaimForm.UNFLUSHED) ? statements.acquireUnflushed : statements.acquire;
+		Claim claim = new Claim(key, key.digest(), fingerprint, fingerprint.toByteArray(), token,
+				RecordRows.toUuid(token), leaseMillis, ttlMillis,
+				guarded ? RequestTransactions.timeout(Duration.ofMillis(leaseMillis)).toMillis() : 0);
 		RecordRows rows = this.rows;
 		return this.jdbc.run("acquire", (operation) -> {
-			if (insertFirst) {
-				try (PreparedStatement statement = operation.prepare(insert, values)) {
-					if (statement.executeUpdate() == 1) {
-						return new AcquireResult.Acquired(token);
-					}
-				}
-			}
+			RecordTable table = table(operation);
 			for (int attempt = 1; attempt <= MAX_ACQUIRE_ATTEMPTS; attempt++) {
-				ClaimRow row;
-				try (PreparedStatement statement = operation.prepare(select, values);
-						ResultSet result = statement.executeQuery()) {
-					row = result.next() ? RecordRows.claimRow(result, guarded) : null;
-				}
-				// no row: the conflicting row was committed after our snapshot, look
-				// again
-				AcquireResult decided = (row != null) ? decide(operation, statements, rows, claim, row) : null;
+				ClaimRow row = table.claim(operation, claim, form, guarded, attempt);
+				// no row: the conflicting row was gone or committed after the
+				// statement's snapshot, look again
+				AcquireResult decided = (row != null) ? decide(operation, table, rows, claim, row, guarded) : null;
 				if (decided != null) {
 					return decided;
 				}
@@ -357,9 +365,19 @@ public class JdbcIdempotencyStore
 		});
 	}
 
+	// the table for the operation's database
+	private RecordTable table(Operation operation) {
+		RecordTable kept = this.table;
+		RecordTable table = RecordTable.of(kept, operation, this.tableName);
+		if (table != kept) {
+			this.table = table;
+		}
+		return table;
+	}
+
 	// what the row a claim statement returned means; null to look again
-	private @Nullable AcquireResult decide(Operation operation, JdbcStatements statements, RecordRows rows, Claim claim,
-			ClaimRow row) {
+	private @Nullable AcquireResult decide(Operation operation, RecordTable table, RecordRows rows, Claim claim,
+			ClaimRow row, boolean guarded) throws SQLException {
 		if (row == HeldElsewhere.ROW) {
 			// a claim not yet committed, or one being made: its lease is unknown
 			return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
@@ -367,7 +385,6 @@ public class JdbcIdempotencyStore
 		if (!(row instanceof ExistingRecord existing)) {
 			return new AcquireResult.Acquired(claim.token());
 		}
-		JdbcClient client = operation.client();
 		boolean sameFingerprint = claim.fingerprint().equals(existing.fingerprint());
 		if (existing.expired() || (existing.processing() && sameFingerprint && existing.lapsed())) {
 			if (existing.lockedElsewhere()) {
@@ -376,10 +393,10 @@ public class JdbcIdempotencyStore
 				return new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
 			}
 			if (existing.expired() || !this.confirmTakeover || existing.takeoverDue()) {
-				return takeOver(client, statements, claim, existing.owner());
+				return takeOver(operation, table, claim, existing.owner(), guarded);
 			}
 			if (!existing.takeoverMarked()) {
-				return scheduleTakeover(client, statements, claim, existing.owner());
+				return scheduleTakeover(operation, table, claim, existing.owner(), guarded);
 			}
 			// the owner is gone: nothing frees the key before the takeover time
 			return new AcquireResult.InProgress(Duration.ofMillis(Math.max(0, existing.takeoverRemainingMillis())),
@@ -395,32 +412,27 @@ public class JdbcIdempotencyStore
 				RecordRows.toInstant(existing.expiresAt()), RecordRows.timeToLive(existing.ttlMillis()));
 	}
 
-	private @Nullable AcquireResult takeOver(JdbcClient client, JdbcStatements statements, Claim claim,
-			UUID seenOwner) {
-		int updated = client.sql(statements.takeOver)
-			.param("id", claim.id())
-			.param("fingerprint", claim.fingerprintBytes())
-			.param("owner", claim.owner())
-			.param("seenOwner", seenOwner)
-			.param("leaseMillis", claim.leaseMillis())
-			.param("ttlMillis", claim.ttlMillis())
-			.param("atOnce", !this.confirmTakeover)
-			.update();
-		// zero rows: someone else took it over, or completed, extended or deleted it
-		return (updated == 1) ? new AcquireResult.Acquired(claim.token()) : null;
+	private @Nullable AcquireResult takeOver(Operation operation, RecordTable table, Claim claim, UUID seenOwner,
+			boolean guarded) throws SQLException {
+		// missed: someone else took it over, or completed, extended or deleted it
+		return switch (table.takeOver(operation, claim, seenOwner, !this.confirmTakeover, guarded)) {
+			case DONE -> new AcquireResult.Acquired(claim.token());
+			case MISSED -> null;
+			// another transaction is writing the row: it may be taking it over itself
+			case LOCKED -> new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
+		};
 	}
 
 	// the lease lapsed and nobody has seen that before: the owner gets one more lease of
 	// a working database to renew it
-	private @Nullable AcquireResult scheduleTakeover(JdbcClient client, JdbcStatements statements, Claim claim,
-			UUID seenOwner) {
-		int updated = client.sql(statements.scheduleTakeover)
-			.param("id", claim.id())
-			.param("seenOwner", seenOwner)
-			.param("leaseMillis", claim.leaseMillis())
-			.update();
-		// zero rows: another request scheduled it first, or the row changed
-		return (updated == 1) ? new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()), true) : null;
+	private @Nullable AcquireResult scheduleTakeover(Operation operation, RecordTable table, Claim claim,
+			UUID seenOwner, boolean guarded) throws SQLException {
+		// missed: another request scheduled it first, or the row changed
+		return switch (table.scheduleTakeover(operation, claim, seenOwner, guarded)) {
+			case DONE -> new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()), true);
+			case MISSED -> null;
+			case LOCKED -> new AcquireResult.InProgress(Duration.ofMillis(claim.leaseMillis()));
+		};
 	}
 
 	@Override
@@ -432,19 +444,8 @@ public class JdbcIdempotencyStore
 		byte[] id = key.digest();
 		UUID owner = RecordRows.toUuid(token);
 		byte[] encoded = this.rows.encode(response);
-		PositionalStatement complete = this.statements.complete;
-		PositionalStatement completedByOwner = this.statements.completedByOwner;
-		return this.jdbc.run("complete", (operation) -> {
-			try (PreparedStatement statement = operation.prepare(complete, id, owner, encoded, ttlMillis)) {
-				if (statement.executeUpdate() == 1) {
-					return true;
-				}
-			}
-			try (PreparedStatement statement = operation.prepare(completedByOwner, id, owner);
-					ResultSet rows = statement.executeQuery()) {
-				return rows.next();
-			}
-		});
+		return this.jdbc.run("complete",
+				(operation) -> table(operation).complete(operation, id, owner, encoded, ttlMillis));
 	}
 
 	/**
@@ -461,20 +462,10 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(token, "'token' must not be null");
 		Objects.requireNonNull(response, "'response' must not be null");
 		long ttlMillis = StoreDurations.toMillis(ttl, "ttl");
-		byte[] id = key.digest();
 		UUID owner = RecordRows.toUuid(token);
 		byte[] encoded = this.rows.encode(response);
-		String sql = this.statements.completeUnclaimed;
-		return this.jdbc.execute("complete",
-				(client) -> client.sql(sql)
-					.param("id", id)
-					.param("scope", key.scope())
-					.param("key", key.key())
-					.param("fingerprint", fingerprint.toByteArray())
-					.param("owner", owner)
-					.param("response", encoded)
-					.param("ttlMillis", ttlMillis)
-					.query(FIRST_ROW_TRUE));
+		return this.jdbc.run("complete", (operation) -> table(operation).completeUnclaimed(operation, key, fingerprint,
+				owner, encoded, ttlMillis));
 	}
 
 	@Override
@@ -483,11 +474,9 @@ public class JdbcIdempotencyStore
 		Objects.requireNonNull(token, "'token' must not be null");
 		byte[] id = key.digest();
 		UUID owner = RecordRows.toUuid(token);
-		String sql = this.statements.release;
 		boolean joining = this.jdbc.isJoining();
 		try {
-			return this.jdbc.execute("release",
-					(client) -> client.sql(sql).param("id", id).param("owner", owner).query(FIRST_ROW_TRUE));
+			return this.jdbc.run("release", (operation) -> table(operation).release(operation, id, owner));
 		}
 		catch (IdempotencyStoreException ex) {
 			if (joining && JdbcOperationRunner.leavesOnlyRollback(ex)) {
@@ -507,86 +496,27 @@ public class JdbcIdempotencyStore
 		long leaseMillis = StoreDurations.toMillis(lease, "lease");
 		byte[] id = key.digest();
 		UUID owner = RecordRows.toUuid(token);
-		String sql = this.statements.extend;
-		return this.jdbc.execute("extend",
-				(client) -> client.sql(sql)
-					.param("id", id)
-					.param("owner", owner)
-					.param("leaseMillis", leaseMillis)
-					.update() == 1);
+		return this.jdbc.run("extend", (operation) -> table(operation).extend(operation, id, owner, leaseMillis));
 	}
 
 	@Override
 	public Optional<IdempotencyRecord> find(IdempotencyKey key) {
 		Objects.requireNonNull(key, "'key' must not be null");
 		byte[] id = key.digest();
-		String sql = this.statements.find;
 		RecordRows rows = this.rows;
-		return this.jdbc.execute("find",
-				(client) -> client.sql(sql).param("id", id).query((row, rowNum) -> rows.record(row, key)).optional());
+		return this.jdbc.run("find", (operation) -> table(operation).find(operation, id, key, rows));
 	}
 
 	@Override
 	public boolean evict(IdempotencyKey key) {
 		Objects.requireNonNull(key, "'key' must not be null");
 		byte[] id = key.digest();
-		String sql = this.statements.evict;
-		return this.jdbc.execute("evict", (client) -> client.sql(sql).param("id", id).query(FIRST_ROW_TRUE));
+		return this.jdbc.run("evict", (operation) -> table(operation).evict(operation, id));
 	}
 
 	@Override
 	public String name() {
 		return (getClass() == JdbcIdempotencyStore.class) ? "jdbc" : IdempotencyStore.super.name();
-	}
-
-	/**
-	 * The values of one {@code acquire} call, as its statements bind them.
-	 *
-	 * @param key the key
-	 * @param id the digest of the key, the primary key of its row
-	 * @param fingerprint the request's fingerprint
-	 * @param fingerprintBytes the fingerprint as stored
-	 * @param token the claiming owner
-	 * @param owner the owner token as stored
-	 * @param leaseMillis the lease
-	 * @param ttlMillis the time to live of a new record
-	 */
-	private record Claim(IdempotencyKey key, byte[] id, RequestFingerprint fingerprint, byte[] fingerprintBytes,
-			OwnerToken token, UUID owner, long leaseMillis, long ttlMillis) {
-
-		static Claim of(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, long leaseMillis,
-				long ttlMillis) {
-			return new Claim(key, key.digest(), fingerprint, fingerprint.toByteArray(), token, RecordRows.toUuid(token),
-					leaseMillis, ttlMillis);
-		}
-
-		// the values of the claim statements, in their declared order; a guarded claim
-		// also binds the key's lock and how long its transaction may sit idle (its
-		// request's time-out)
-		Object[] values(@Nullable JdbcStatements guardedBy) {
-			if (guardedBy == null) {
-				return new Object[] { this.id, this.key.scope(), this.key.key(), this.fingerprintBytes, this.owner,
-						this.leaseMillis, this.ttlMillis };
-			}
-			return new Object[] { guardedBy.lockKey(this.id), this.id, this.key.scope(), this.key.key(),
-					this.fingerprintBytes, this.owner, this.leaseMillis, this.ttlMillis,
-					RequestTransactions.timeout(Duration.ofMillis(this.leaseMillis)).toMillis() };
-		}
-
-	}
-
-	// the statements a claim starts with
-	private enum ClaimForm {
-
-		// ACQUIRE: the insert, or the row found, in one round trip
-		COMBINED,
-
-		// ACQUIRE_UNFLUSHED: the same, an inserted claim committed without the WAL flush
-		UNFLUSHED,
-
-		// INSERT_CLAIM, then ACQUIRE only if the key has a row
-		INSERT_FIRST
-
 	}
 
 }

@@ -76,6 +76,9 @@ final class JdbcOperationRunner {
 
 	private final JdbcClient client;
 
+	// the database's dialect: given, or read from the first connection's metadata
+	private volatile @Nullable JdbcDialect dialect;
+
 	/**
 	 * Create a runner on the given data source.
 	 * @param dataSource the application's data source, never {@code null}
@@ -88,6 +91,24 @@ final class JdbcOperationRunner {
 		jdbcTemplate.setExceptionTranslator(new SQLExceptionSubclassTranslator());
 		jdbcTemplate.afterPropertiesSet();
 		this.client = JdbcClient.create(jdbcTemplate);
+	}
+
+	/**
+	 * Set the dialect of the database, instead of reading it from the first connection's
+	 * metadata.
+	 * @param dialect the dialect, never {@code null}
+	 */
+	void setDialect(JdbcDialect dialect) {
+		this.dialect = Objects.requireNonNull(dialect, "'dialect' must not be null");
+	}
+
+	/**
+	 * Return the dialect of the database, if known yet.
+	 * @return the dialect, {@code null} before the first operation reached the database
+	 * unless one was set
+	 */
+	@Nullable JdbcDialect getDialect() {
+		return this.dialect;
 	}
 
 	/**
@@ -149,13 +170,14 @@ final class JdbcOperationRunner {
 		catch (DataAccessException ex) {
 			throw failure(operation, ex.getMostSpecificCause(), ex);
 		}
+
 	}
 
 	// the transactional mode: the statements run on the connection of the transaction,
 	// which commits or rolls them back with the application's own work
 	private <T> T runInTransaction(String operation, Work<T> work) throws SQLException {
 		if (!(TransactionSynchronizationManager.getResource(this.dataSource) instanceof ConnectionHolder holder)) {
-			throw new IdempotencyStoreException("PostgreSQL " + operation
+			throw new IdempotencyStoreException(databaseName() + " " + operation
 					+ " failed: the transaction active on the thread holds no connection of the store's DataSource,"
 					+ " so the claim could not commit with it");
 		}
@@ -164,7 +186,17 @@ final class JdbcOperationRunner {
 
 	private <T> T runOn(Connection connection, @Nullable ConnectionHolder transaction, Work<T> work)
 			throws SQLException {
-		Operation statements = new Operation(connection, transaction);
+		JdbcDialect dialect = this.dialect;
+		if (dialect == null) {
+			try {
+				dialect = JdbcDialect.of(connection.getMetaData());
+			}
+			catch (IllegalStateException ex) {
+				throw new IdempotencyStoreException(ex.getMessage(), ex);
+			}
+			this.dialect = dialect;
+		}
+		Operation statements = new Operation(connection, transaction, dialect);
 		try {
 			return work.run(statements);
 		}
@@ -192,15 +224,25 @@ final class JdbcOperationRunner {
 				String state = sql.getSQLState();
 				// 25P03 and 57P: the server ended the session (an idle transaction past
 				// its time-out, a shutdown), which rolls the transaction back
+				// 40XXX: the database rolled the transaction back (a deadlock, a
+				// serialization failure), but for InnoDB's lock wait time-out (1205), for
+				// which MySQL Connector/J reports 40001 too: it rolls back the statement
+				// only
 				return state == null || state.equals("25P02") || state.equals("25P03") || state.startsWith("08")
-						|| state.startsWith("57P");
+						|| state.startsWith("57P") || (state.startsWith("40") && sql.getErrorCode() != 1205);
 			}
 		}
 		return false;
 	}
 
-	private static IdempotencyStoreException failure(String operation, Throwable reason, Exception cause) {
-		return new IdempotencyStoreException("PostgreSQL " + operation + " failed: " + reason.getMessage(), cause);
+	private IdempotencyStoreException failure(String operation, Throwable reason, Exception cause) {
+		return new IdempotencyStoreException(databaseName() + " " + operation + " failed: " + reason.getMessage(),
+				cause);
+	}
+
+	private String databaseName() {
+		JdbcDialect dialect = this.dialect;
+		return (dialect != null) ? dialect.displayName() : "Database";
 	}
 
 	private static void rollbackQuietly(Connection connection, Exception failure) {
@@ -243,11 +285,39 @@ final class JdbcOperationRunner {
 		// connection of the operation's own
 		private final @Nullable ConnectionHolder transaction;
 
+		private final JdbcDialect dialect;
+
 		private boolean bound;
 
-		private Operation(Connection connection, @Nullable ConnectionHolder transaction) {
+		private Operation(Connection connection, @Nullable ConnectionHolder transaction, JdbcDialect dialect) {
 			this.connection = connection;
 			this.transaction = transaction;
+			this.dialect = dialect;
+		}
+
+		/**
+		 * Return the dialect of the operation's database.
+		 * @return the dialect
+		 */
+		JdbcDialect dialect() {
+			return this.dialect;
+		}
+
+		/**
+		 * Return whether the operation runs on the connection of the application's
+		 * transaction (the transactional mode).
+		 * @return {@code true} in a transaction of the application
+		 */
+		boolean isTransaction() {
+			return this.transaction != null;
+		}
+
+		/**
+		 * Return the operation's connection, for what only plain JDBC can do on it.
+		 * @return the connection
+		 */
+		Connection connection() {
+			return this.connection;
 		}
 
 		/**

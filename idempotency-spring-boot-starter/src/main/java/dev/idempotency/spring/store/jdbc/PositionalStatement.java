@@ -34,8 +34,8 @@ import org.springframework.jdbc.core.namedparam.NamedParameterUtils;
  * ({@link JdbcOperationRunner.Operation#prepare}), instead of through
  * {@link org.springframework.jdbc.core.simple.JdbcClient}: on plain JDBC the
  * application's CPU time per tiered first request fell from 342 to 317 us and its
- * throughput rose by 7% (docs/benchmarks.md, "Plain JDBC for the claim and the
- * completion"). Every other statement runs through the client. The SQL stays the same
+ * throughput rose by 7% (docs/benchmarks/restructuring.md, "Plain JDBC for the claim and
+ * the completion"). Every other statement runs through the client. The SQL stays the same
  * named-parameter text as the store's other statements; Spring's
  * {@link NamedParameterUtils} parses it, once, when the statement is built.
  *

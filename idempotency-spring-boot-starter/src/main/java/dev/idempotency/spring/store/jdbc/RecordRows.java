@@ -54,6 +54,15 @@ final class RecordRows {
 
 	private static final String STATUS_COMPLETED = "C";
 
+	/**
+	 * What a completed record holds instead of a response too large for the database to
+	 * take in one statement (MariaDB's {@code max_allowed_packet}): the request did
+	 * complete, so its retries are answered that the response cannot be replayed, never
+	 * run again. No encoded response starts like it.
+	 */
+	static final byte[] TOO_LARGE_TO_STORE = "idempotency:response-too-large-to-store"
+		.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
 	private final StoredResponseCodec codec;
 
 	RecordRows(StoredResponseCodec codec) {
@@ -90,16 +99,36 @@ final class RecordRows {
 	 * @throws SQLException if a column cannot be read
 	 */
 	IdempotencyRecord record(ResultSet row, IdempotencyKey key) throws SQLException {
-		IdempotencyKey storedKey = new IdempotencyKey(row.getString("scope"), row.getString("idem_key"));
-		boolean completed = STATUS_COMPLETED.equals(row.getString("status"));
-		byte[] response = row.getBytes("response");
-		return new IdempotencyRecord(storedKey, RequestFingerprint.of(row.getBytes("fingerprint")),
-				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING,
-				toOwnerToken(row.getObject("owner_token", UUID.class)),
-				toNullableInstant(row.getObject("created_at", OffsetDateTime.class)),
-				toNullableInstant(row.getObject("lease_expires_at", OffsetDateTime.class)),
-				toInstant(row.getObject("expires_at", OffsetDateTime.class)),
-				completed ? response(response, key) : null, timeToLive(row.getLong("ttl_ms")));
+		return record(new IdempotencyKey(row.getString("scope"), row.getString("idem_key")),
+				row.getBytes("fingerprint"), row.getString("status"), row.getObject("owner_token", UUID.class),
+				row.getObject("created_at", OffsetDateTime.class),
+				row.getObject("lease_expires_at", OffsetDateTime.class),
+				row.getObject("expires_at", OffsetDateTime.class), row.getBytes("response"), row.getLong("ttl_ms"),
+				key);
+	}
+
+	/**
+	 * Build a record from the columns of its row, read as each database returns them.
+	 * @param storedKey the scope and key stored in the row
+	 * @param fingerprint the stored fingerprint
+	 * @param status the stored status
+	 * @param owner the owner token
+	 * @param createdAt when the record was created
+	 * @param leaseExpiresAt when its lease lapses, {@code null} once completed
+	 * @param expiresAt when it expires
+	 * @param response the stored response, {@code null} while processing
+	 * @param ttlMillis how long it has to live, rounded down
+	 * @param key the key that was looked up, for the warning about an unreadable response
+	 * @return the record
+	 */
+	IdempotencyRecord record(IdempotencyKey storedKey, byte[] fingerprint, String status, UUID owner,
+			@Nullable OffsetDateTime createdAt, @Nullable OffsetDateTime leaseExpiresAt,
+			@Nullable OffsetDateTime expiresAt, byte @Nullable [] response, long ttlMillis, IdempotencyKey key) {
+		boolean completed = STATUS_COMPLETED.equals(status);
+		return new IdempotencyRecord(storedKey, RequestFingerprint.of(fingerprint),
+				completed ? IdempotencyStatus.COMPLETED : IdempotencyStatus.PROCESSING, toOwnerToken(owner),
+				toNullableInstant(createdAt), toNullableInstant(leaseExpiresAt), toInstant(expiresAt),
+				completed ? response(response, key) : null, timeToLive(ttlMillis));
 	}
 
 	/**
@@ -114,6 +143,9 @@ final class RecordRows {
 		if (data == null) {
 			logger.warn("Completed record of key '" + key
 					+ "' has no response: answering that it cannot be replayed until the record expires");
+			return StoredResponse.unreadable();
+		}
+		if (java.util.Arrays.equals(data, TOO_LARGE_TO_STORE)) {
 			return StoredResponse.unreadable();
 		}
 		try {

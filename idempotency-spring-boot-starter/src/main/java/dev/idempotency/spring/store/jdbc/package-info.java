@@ -15,8 +15,10 @@
  */
 
 /**
- * PostgreSQL store: {@link dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore}, its
- * schema migration and the cleaner of expired records.
+ * JDBC store on PostgreSQL, MariaDB and MySQL:
+ * {@link dev.idempotency.spring.store.jdbc.JdbcIdempotencyStore}, its schema migration
+ * and the cleaner of expired records, with each database's statements in a class of its
+ * own (see {@link dev.idempotency.spring.store.jdbc.JdbcDialect}).
  */
 @NullMarked
 package dev.idempotency.spring.store.jdbc;

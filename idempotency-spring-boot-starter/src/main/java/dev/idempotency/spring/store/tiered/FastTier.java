@@ -137,11 +137,47 @@ final class FastTier {
 	}
 
 	// null when the fast tier was skipped or failed; the claim outlives its lease
+	// null when skipped or failed. A claim whose call failed may have been made all the
+	// same (a reply lost on the way back, a time-out after the server applied it), and
+	// nobody would end it: it would answer "in progress" to every retry until its lease
+	// ran out, although the durable tier, which answers instead, may have replayed the
+	// key or granted it. Such a claim is released in the background, by its token (a
+	// release never removes a completed record).
 	@Nullable AcquireResult acquire(IdempotencyKey key, RequestFingerprint fingerprint, OwnerToken token, Duration lease,
 			Duration ttl) {
-		return permitted(ACQUIRE)
-				? attempt(ACQUIRE, () -> this.store.acquire(key, fingerprint, token, lease, claimTtl(lease, ttl)))
-				: null;
+		if (!permitted(ACQUIRE)) {
+			return null;
+		}
+		try {
+			return call(ACQUIRE, () -> this.store.acquire(key, fingerprint, token, lease, claimTtl(lease, ttl)));
+		}
+		catch (RuntimeException ex) {
+			// reported by call
+			releaseInBackground(key, token);
+			return null;
+		}
+	}
+
+	// Best effort, and not counted: the failure of the claim was, and a tier failing
+	// now would count each of its failures twice toward the breaker. Skipped unless the
+	// breaker is closed; a claim that stays runs out with its lease.
+	private void releaseInBackground(IdempotencyKey key, OwnerToken token) {
+		if (this.breaker.getState() != CircuitBreakerState.CLOSED) {
+			return;
+		}
+		try {
+			this.renewalExecutor.execute(() -> {
+				try {
+					this.store.release(key, token);
+				}
+				catch (RuntimeException ex) {
+					logger.debug("Could not release a fast-tier claim whose call failed", ex);
+				}
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			// as many releases and renewals are under way as the pool allows
+		}
 	}
 
 	Outcome complete(IdempotencyKey key, OwnerToken token, StoredResponse response, Duration ttl) {

@@ -26,6 +26,7 @@ import javax.sql.DataSource;
 
 import dev.idempotency.core.IdempotencyKey;
 import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.IdempotencyStatus;
 import dev.idempotency.core.OwnerToken;
 import dev.idempotency.core.RequestFingerprint;
 import dev.idempotency.core.StoredResponse;
@@ -93,6 +94,10 @@ import org.springframework.beans.factory.DisposableBean;
  * @since 0.1.0
  */
 public final class TieredIdempotencyStore implements IdempotencyStore, TransactionalStore, DisposableBean {
+
+	// how young a fast claim (or renewal) is when a duplicate meeting it asks the durable
+	// tier whether the key's request has in fact ended
+	static final Duration FRESH_CLAIM = Duration.ofMillis(500);
 
 	private final FastTier fast;
 
@@ -318,7 +323,38 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Transacti
 		if (fastResult instanceof AcquireResult.Replay replay && !replay.response().isReadable()) {
 			return replayFromDurable(key, fingerprint, replay);
 		}
+		if (fastResult instanceof AcquireResult.InProgress inProgress
+				&& lease.minus(inProgress.retryAfter()).compareTo(FRESH_CLAIM) < 0) {
+			return completedInDurable(key, fingerprint, inProgress);
+		}
 		return fastResult;
+	}
+
+	// A fast claim made moments ago may be that of a request that found its key's record
+	// in the durable tier only, after the fast tier lost it (a Redis restart, an
+	// eviction), and is copying it back: until it has, every duplicate would meet its
+	// claim and be told that the key is in progress, although the key's request ended
+	// long ago. For a claim that young (or just renewed) the durable tier is asked, and
+	// a completed record with the same fingerprint is replayed; anything else, a durable
+	// tier that fails included, is answered as the fast tier answered.
+	private AcquireResult completedInDurable(IdempotencyKey key, RequestFingerprint fingerprint,
+			AcquireResult.InProgress inProgress) {
+		Optional<IdempotencyRecord> found;
+		try {
+			found = this.durable.find(key);
+		}
+		catch (RuntimeException ex) {
+			return inProgress;
+		}
+		if (found.isPresent()) {
+			IdempotencyRecord record = found.get();
+			StoredResponse response = record.response();
+			if (record.status() == IdempotencyStatus.COMPLETED && record.fingerprint().equals(fingerprint)
+					&& response != null) {
+				return new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
+			}
+		}
+		return inProgress;
 	}
 
 	// the fast tier's copy of a completed record cannot be decoded, the durable one may

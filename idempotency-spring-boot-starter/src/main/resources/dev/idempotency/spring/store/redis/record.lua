@@ -22,7 +22,7 @@
 -- would not compile). Redis runs a script's whole text on every call, so a Lua local here
 -- would be set again on every call and captured anew by every helper that reads it: with
 -- the layout in locals the completion script took 19% more of Redis' time per call
--- (docs/benchmarks.md, "The redis first request, profiled"). Helpers are few for the same
+-- (docs/benchmarks/restructuring.md, "The redis first request, profiled"). Helpers are few for the same
 -- reason: each is a closure created on every call.
 --
 -- Record layout (1-based byte positions; times are 16 ASCII digits):

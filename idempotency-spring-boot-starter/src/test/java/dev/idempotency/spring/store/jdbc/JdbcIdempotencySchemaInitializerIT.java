@@ -17,6 +17,7 @@
 package dev.idempotency.spring.store.jdbc;
 
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,6 +46,7 @@ import org.springframework.jdbc.datasource.init.ScriptUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
@@ -162,6 +164,26 @@ class JdbcIdempotencySchemaInitializerIT {
 		}
 		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL", "3:SQL");
 		assertThat(tables()).containsExactlyInAnyOrder("idempotency_record", "idempotency_schema_history");
+	}
+
+	@Test
+	void anUnreachableDatabaseIsNamedWithItsReasonInTheFirstLine() throws IOException {
+		int closedPort;
+		try (ServerSocket socket = new ServerSocket(0)) {
+			closedPort = socket.getLocalPort();
+		}
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl("jdbc:postgresql://127.0.0.1:" + closedPort + "/test?connectTimeout=2");
+		config.setUsername("postgres");
+		config.setConnectionTimeout(1_000);
+		config.setInitializationFailTimeout(-1);
+		config.setPoolName("idem-init-unreachable");
+		try (HikariDataSource pool = new HikariDataSource(config)) {
+			assertThatIllegalStateException().isThrownBy(() -> new JdbcIdempotencySchemaInitializer(pool).initialize())
+				.withMessageStartingWith("Could not reach or lock the database to create the idempotency table (")
+				.withMessageContaining("Connection refused")
+				.withMessageContaining("idempotency.jdbc.initialize-schema=never");
+		}
 	}
 
 	@Test

@@ -16,64 +16,27 @@
 
 package dev.idempotency.spring.store.jdbc;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import javax.sql.DataSource;
 
-import dev.idempotency.core.IdempotencyKey;
-import dev.idempotency.core.IdempotencyRecord;
-import dev.idempotency.core.IdempotencyStatus;
-import dev.idempotency.core.OwnerToken;
-import dev.idempotency.core.RequestFingerprint;
-import dev.idempotency.core.store.AcquireResult;
-import dev.idempotency.core.store.IdempotencyStore;
-import dev.idempotency.spring.store.TransactionPerOperationStore;
-import dev.idempotency.spring.transaction.TransactionalClaims;
-import dev.idempotency.test.AbstractIdempotencyStoreTests;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Tag;
 
 /**
- * The store contract for {@link JdbcIdempotencyStore} in the transactional mode, on a
- * real PostgreSQL server.
- * <p>
- * What the transactional mode means for the contract, which speaks of single store
- * operations: the store has {@link JdbcIdempotencyStore#setTransactionalClaims(boolean)
- * transactional claims} on, as the mode's start-up sets it, and each operation of the
- * contract runs as a request of a transactional policy runs its store operations: in a
- * new transaction of a {@link DataSourceTransactionManager} of the store's data source,
- * on the calling thread, with {@link TransactionalClaims} open, committed once the
- * operation returns ({@link TransactionPerOperationStore}). So every case takes the
- * joined-connection path and the claim guarded by the key's advisory lock, and each
- * racing thread of the concurrency cases claims in a transaction of its own. One
- * transaction per operation, not per case: a case plays several requests in turn on one
- * thread, and what one of them decided must be committed for the next to see it.
- * <p>
- * The cases on leases (lapse, renewal, takeover) hold as they are. A transactional
- * request renews no lease, but its store still must: a claim committed by a request of a
- * policy that is not transactional, or by an instance that crashed after the commit of a
- * claim and before that of the completion, is taken over once its lease lapses.
+ * The store contract in the transactional mode on a real PostgreSQL server (see
+ * {@link AbstractJdbcTransactionalStoreIT}).
  *
  * @author Idempotency contributors
  */
-@org.junit.jupiter.api.Tag("contract")
-class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests {
+@Tag("contract")
+class JdbcIdempotencyStoreTransactionalIT extends AbstractJdbcTransactionalStoreIT {
 
 	private static PostgresTestDatabase database;
-
-	private static DataSourceTransactionManager transactionManager;
 
 	@BeforeAll
 	static void createSchema() {
 		database = PostgresTestDatabase.create("idem_jdbc_tx_contract");
 		new JdbcIdempotencySchemaInitializer(database.dataSource()).initialize();
-		transactionManager = new DataSourceTransactionManager(database.dataSource());
 	}
 
 	@AfterAll
@@ -81,96 +44,9 @@ class JdbcIdempotencyStoreTransactionalIT extends AbstractIdempotencyStoreTests 
 		database.close();
 	}
 
-	// the contract's lapse tests take a lapsed lease over at first sight; the confirmed
-	// takeover, the default, is tested in JdbcIdempotencyStorePostgresIT
 	@Override
-	protected IdempotencyStore createStore() {
-		JdbcIdempotencyStore store = new JdbcIdempotencyStore(database.dataSource());
-		store.setConfirmTakeover(false);
-		store.setTransactionalClaims(true);
-		return new TransactionPerOperationStore(store, transactionManager);
-	}
-
-	// the cases above would pass on auto-committed operations too: this one shows that
-	// the operations of the store under test join their transactions
-	@Test
-	void claimOfARolledBackTransactionLeavesNothing() {
-		IdempotencyKey key = newKey();
-		OwnerToken token = OwnerToken.generate();
-		TransactionPerOperationStore rollingBack = ((TransactionPerOperationStore) store()).rollingBack();
-		assertThat(rollingBack.acquire(key, fingerprint("a"), token, LONG_LEASE, LONG_TTL))
-			.isEqualTo(new AcquireResult.Acquired(token));
-		assertThat(store().find(key)).isEmpty();
-		OwnerToken next = OwnerToken.generate();
-		assertThat(store().acquire(key, fingerprint("b"), next, LONG_LEASE, LONG_TTL))
-			.isEqualTo(new AcquireResult.Acquired(next));
-		assertThat(rollingBack.complete(key, next, response(201, "{}"), LONG_TTL)).isTrue();
-		assertThat(store().find(key)).get()
-			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.PROCESSING));
-	}
-
-	@Test
-	void claimNotYetCommittedIsHeldWithoutItsFingerprint() {
-		IdempotencyStore store = ((TransactionPerOperationStore) store()).delegate();
-		IdempotencyKey key = newKey();
-		OwnerToken token = OwnerToken.generate();
-		inTransaction(() -> {
-			assertThat(store.acquire(key, fingerprint("a"), token, LONG_LEASE, LONG_TTL))
-				.isEqualTo(new AcquireResult.Acquired(token));
-			// another claimant, on a thread and in a transaction of its own, finds the
-			// key held: it cannot read the fingerprint of an uncommitted claim
-			AcquireResult other = CompletableFuture
-				.supplyAsync(() -> store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
-				.join();
-			assertThat(other).isInstanceOfSatisfying(AcquireResult.InProgress.class,
-					(inProgress) -> assertThat(inProgress.retryAfter()).isEqualTo(LONG_LEASE));
-			return other;
-		});
-		// committed, the fingerprint is known
-		assertThat(store().acquire(key, fingerprint("b"), OwnerToken.generate(), LONG_LEASE, LONG_TTL))
-			.isInstanceOf(AcquireResult.Mismatch.class);
-		assertThat(store().find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
-	}
-
-	// acquireFresh, the tiered store's claim of a key its fast tier granted: the guarded
-	// insert takes the key's lock in the same statement, and inserts only when it got it
-	@Test
-	void freshClaimTakesTheLockOfItsKeyInItsInsert() {
-		JdbcIdempotencyStore store = (JdbcIdempotencyStore) ((TransactionPerOperationStore) store()).delegate();
-		IdempotencyKey key = newKey();
-		OwnerToken token = OwnerToken.generate();
-		inTransaction(() -> {
-			assertThat(store.acquireFresh(key, fingerprint("a"), token, LONG_LEASE, LONG_TTL))
-				.isEqualTo(new AcquireResult.Acquired(token));
-			// another request's fresh claim while this transaction is open: held, and
-			// at once, since this thread waits for it and so never commits
-			AcquireResult other = CompletableFuture.supplyAsync(() -> freshClaim(store, key, fingerprint("a")))
-				.orTimeout(20, TimeUnit.SECONDS)
-				.join();
-			assertThat(other).isInstanceOf(AcquireResult.InProgress.class);
-			return other;
-		});
-		// committed: a fresh claim reads the record
-		assertThat(freshClaim(store, key, fingerprint("a"))).isInstanceOf(AcquireResult.InProgress.class);
-		assertThat(freshClaim(store, key, fingerprint("b"))).isInstanceOf(AcquireResult.Mismatch.class);
-		assertThat(store().find(key)).get().extracting(IdempotencyRecord::owner).isEqualTo(token);
-	}
-
-	private static AcquireResult freshClaim(JdbcIdempotencyStore store, IdempotencyKey key,
-			RequestFingerprint fingerprint) {
-		return inTransaction(() -> store.acquireFresh(key, fingerprint, OwnerToken.generate(), LONG_LEASE, LONG_TTL));
-	}
-
-	// store operations as a request of a transactional policy runs them: in a transaction
-	// of their own that they join, committed when the work returns
-	private static AcquireResult inTransaction(Supplier<AcquireResult> work) {
-		AcquireResult result = new TransactionTemplate(transactionManager).execute((status) -> {
-			try (TransactionalClaims.Scope claims = TransactionalClaims.open(database.dataSource())) {
-				return work.get();
-			}
-		});
-		assertThat(result).isNotNull();
-		return result;
+	protected DataSource dataSource() {
+		return database.dataSource();
 	}
 
 }

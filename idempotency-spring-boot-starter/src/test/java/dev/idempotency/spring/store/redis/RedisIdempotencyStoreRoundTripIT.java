@@ -40,11 +40,11 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The round-trip budget of the Redis store (docs/benchmarks.md, "Performance budget"):
- * every operation of {@link RedisIdempotencyStore} is exactly one command, counted per
- * connection with {@link RedisMonitor} (robust against other clients of a shared server).
- * The claim is a plain {@code SET}; only a duplicate of a processing key takes a second
- * command, the script that tells a live lease from a lapsed one.
+ * The round-trip budget of the Redis store (docs/benchmarks/budget.md, "Performance
+ * budget"): every operation of {@link RedisIdempotencyStore} is exactly one command,
+ * counted per connection with {@link RedisMonitor} (robust against other clients of a
+ * shared server). The claim is a plain {@code SET}; only a duplicate of a processing key
+ * takes a second command, the script that tells a live lease from a lapsed one.
  *
  * @author Idempotency contributors
  */

@@ -57,6 +57,8 @@ class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, Asyn
 
 	private final Map<String, Boolean> failing = new ConcurrentHashMap<>();
 
+	private final Map<String, Boolean> losingReplies = new ConcurrentHashMap<>();
+
 	private volatile boolean down;
 
 	private volatile double failureRate;
@@ -82,6 +84,16 @@ class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, Asyn
 	 */
 	void setFailing(String operation, boolean fail) {
 		this.failing.put(operation, fail);
+	}
+
+	/**
+	 * Make one operation fail after the delegate ran (its reply lost on the way back), or
+	 * work again.
+	 * @param operation the operation name
+	 * @param lose whether its replies are lost
+	 */
+	void setLosingReplies(String operation, boolean lose) {
+		this.losingReplies.put(operation, lose);
 	}
 
 	/**
@@ -173,6 +185,10 @@ class FaultInjectingStore implements IdempotencyStore, UnclaimedCompletion, Asyn
 		}
 		if (this.down || this.failing.getOrDefault(operation, false)) {
 			throw new IdempotencyStoreException(this.name + " is down");
+		}
+		if (this.losingReplies.getOrDefault(operation, false)) {
+			action.get();
+			throw new IdempotencyStoreException(this.name + " lost the reply of " + operation);
 		}
 		double rate = this.failureRate;
 		ThreadLocalRandom random = ThreadLocalRandom.current();

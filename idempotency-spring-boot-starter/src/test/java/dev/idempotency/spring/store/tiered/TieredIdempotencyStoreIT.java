@@ -24,6 +24,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.core.HttpHeader;
@@ -78,9 +83,13 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 			List.of(new HttpHeader("Content-Type", "application/json")),
 			"{\"payment\":\"p-1\"}".getBytes(StandardCharsets.UTF_8));
 
-	private static LettuceConnectionFactory redis;
+	static LettuceConnectionFactory redis;
 
 	static HikariDataSource dataSource;
+
+	// the PostgreSQL pool, which a subclass may replace as dataSource by another
+	// database's
+	private static HikariDataSource postgres;
 
 	FaultInjectingStore fast;
 
@@ -89,7 +98,8 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	@BeforeAll
 	static void connect() {
 		redis = TestServers.redis().connectionFactory();
-		dataSource = TestServers.postgres().dataSource(SCHEMA);
+		postgres = TestServers.postgres().dataSource(SCHEMA);
+		dataSource = postgres;
 		new JdbcIdempotencySchemaInitializer(dataSource).initialize();
 	}
 
@@ -97,10 +107,10 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	static void cleanUp() {
 		try {
 			deleteRedisKeys();
-			TestServers.Postgres.dropSchema(dataSource, SCHEMA);
+			TestServers.Postgres.dropSchema(postgres, SCHEMA);
 		}
 		finally {
-			dataSource.close();
+			postgres.close();
 			redis.destroy();
 		}
 	}
@@ -133,6 +143,15 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 	 */
 	protected ClaimCommit claimCommit() {
 		return ClaimCommit.SYNCHRONOUS;
+	}
+
+	/**
+	 * Return the query of a record's remaining lifetime in milliseconds, rounded up, by
+	 * the durable tier's clock.
+	 * @return the query, with the record's id as its parameter
+	 */
+	String remainingMillisSql() {
+		return "SELECT ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM idempotency_record WHERE id = ?";
 	}
 
 	TieredIdempotencyStore tiered(IdempotencyStore fastTier, IdempotencyStore durableTier) {
@@ -180,6 +199,38 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 				AcquireResult.Replay.class, (replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
 		assertThat(this.fast.totalCalls()).isOne();
 		assertThat(this.durable.totalCalls()).isZero();
+	}
+
+	@Test
+	void retriesRacingAfterRedisLostACompletedRecordAreAllReplayed() throws Exception {
+		IdempotencyKey key = TieredIdempotencyStoreTests.newKey();
+		RequestFingerprint fingerprint = TieredIdempotencyStoreTests.fingerprint(5);
+		OwnerToken token = OwnerToken.generate();
+		assertThat(store().acquire(key, fingerprint, token, LEASE, TTL)).isEqualTo(new AcquireResult.Acquired(token));
+		assertThat(store().complete(key, token, RESPONSE, TTL)).isTrue();
+		deleteRedisKeys();
+		// the first retry claims the key in Redis and copies the record back; the others
+		// meet its claim meanwhile, and must not be told that the key is in progress
+		int retries = 40;
+		ExecutorService executor = Executors.newFixedThreadPool(retries);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<AcquireResult>> answers = new ArrayList<>();
+			for (int i = 0; i < retries; i++) {
+				answers.add(executor.submit(() -> {
+					start.await();
+					return store().acquire(key, fingerprint, OwnerToken.generate(), LEASE, TTL);
+				}));
+			}
+			start.countDown();
+			for (Future<AcquireResult> answer : answers) {
+				assertThat(answer.get(1, TimeUnit.MINUTES)).isInstanceOfSatisfying(AcquireResult.Replay.class,
+						(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
 	}
 
 	@Test
@@ -256,9 +307,8 @@ class TieredIdempotencyStoreIT extends AbstractIdempotencyStoreTests {
 			.isInstanceOfSatisfying(AcquireResult.Replay.class,
 					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
 		// PostgreSQL's remaining lifetime first, then the copy's: the copy has no more
-		long durableMillis = new JdbcTemplate(dataSource).queryForObject(
-				"SELECT ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM idempotency_record WHERE id = ?",
-				Long.class, (Object) key.digest());
+		long durableMillis = new JdbcTemplate(dataSource).queryForObject(remainingMillisSql(), Long.class,
+				(Object) key.digest());
 		long copyMillis;
 		try (RedisConnection connection = redis.getConnection()) {
 			copyMillis = connection.keyCommands().pTtl(redisKey(key));

@@ -122,6 +122,45 @@ class TieredIdempotencyStoreTests {
 	}
 
 	@Test
+	void aFastClaimWhoseReplyWasLostIsReleasedSoThatLaterRetriesAreReplayed() {
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		this.fastMemory.setClock(this.clock);
+		// the claim lands in the fast tier, but its reply never comes back (a time-out
+		// after the server applied it): the durable tier answers
+		this.fast.setLosingReplies("acquire", true);
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		this.fast.setLosingReplies("acquire", false);
+		await().atMost(Duration.ofSeconds(30)).until(() -> this.fastMemory.find(this.key).isEmpty());
+		// long past a fresh claim's age: a claim left behind would answer "in progress"
+		this.clock.advance(Duration.ofSeconds(5));
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Replay.class);
+		assertThat(this.fastMemory.find(this.key)).get()
+			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+	}
+
+	@Test
+	void aFastClaimWhoseReplyWasLostUnderARunningHandlerLeavesItsCompletionToBothTiers() {
+		this.fast.setLosingReplies("acquire", true);
+		OwnerToken token = OwnerToken.generate();
+		assertThat(this.store.acquire(this.key, this.fingerprint, token, LEASE, TTL))
+			.isEqualTo(new AcquireResult.Acquired(token));
+		this.fast.setLosingReplies("acquire", false);
+		await().atMost(Duration.ofSeconds(30)).until(() -> this.fastMemory.find(this.key).isEmpty());
+		// the durable claim holds the key meanwhile
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(this.store.complete(this.key, token, RESPONSE, TTL)).isTrue();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.fastMemory.find(this.key)).get()
+			.satisfies((record) -> assertThat(record.status()).isEqualTo(IdempotencyStatus.COMPLETED));
+	}
+
+	@Test
 	void replayAfterFastTierLostTheRecordComesFromDurableTierAndRewarmsIt() {
 		completeFirstRequest();
 		this.fastMemory.evict(this.key);
@@ -183,13 +222,52 @@ class TieredIdempotencyStoreTests {
 	}
 
 	@Test
-	void fastTierInProgressAnswersWithoutDurableTier() {
+	void fastTierInProgressOfAClaimPastItsFirstMomentsAnswersWithoutDurableTier() {
+		this.fastMemory.setClock(this.clock);
+		OwnerToken owner = OwnerToken.generate();
+		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
+		this.clock.advance(TieredIdempotencyStore.FRESH_CLAIM);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
+		assertThat(this.journal).containsExactly("fast.acquire");
+	}
+
+	@Test
+	void fastTierInProgressOfAFreshClaimIsCheckedInTheDurableTier() {
 		OwnerToken owner = OwnerToken.generate();
 		this.store.acquire(this.key, this.fingerprint, owner, LEASE, TTL);
 		this.journal.clear();
 		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
 			.isInstanceOf(AcquireResult.InProgress.class);
-		assertThat(this.journal).containsExactly("fast.acquire");
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.find");
+	}
+
+	@Test
+	void freshFastClaimOfAKeyTheDurableTierHasCompletedIsAnsweredWithTheReplay() {
+		// the fast tier lost the completed record, and a retry's claim, which copies it
+		// back, is there: its duplicates get the replay, not "in progress"
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		this.fastMemory.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		this.journal.clear();
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOfSatisfying(AcquireResult.Replay.class,
+					(replay) -> assertThat(replay.response()).isEqualTo(RESPONSE));
+		assertThat(this.journal).containsExactly("fast.acquire", "durable.find");
+		// another fingerprint is a mismatch, as the durable tier confirms
+		assertThat(this.store.acquire(this.key, fingerprint(9), OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.Mismatch.class);
+	}
+
+	@Test
+	void freshFastClaimWhoseDurableCheckFailsIsAnsweredInProgress() {
+		completeFirstRequest();
+		this.fastMemory.evict(this.key);
+		this.fastMemory.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL);
+		this.durable.setFailing("find", true);
+		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), LEASE, TTL))
+			.isInstanceOf(AcquireResult.InProgress.class);
 	}
 
 	@Test
@@ -408,14 +486,17 @@ class TieredIdempotencyStoreTests {
 		assertThat(this.store.getConsecutiveFastFailures()).isOne();
 		assertThat(this.listener.fallbacks).containsExactly("complete:failed");
 		this.fast.setFailing("complete", false);
-		// the fast tier still holds the claim: duplicates are told to retry, never run
+		// the fast tier still holds the claim, a young one: the durable tier is asked,
+		// and
+		// the duplicate gets the replay; it never runs
 		assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), lease, TTL))
-			.isInstanceOf(AcquireResult.InProgress.class);
-		await().atMost(Duration.ofSeconds(5))
-			.untilAsserted(
-					() -> assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), lease, TTL))
-						.isInstanceOf(AcquireResult.Replay.class));
-		assertThat(this.fastMemory.find(this.key).orElseThrow().status()).isEqualTo(IdempotencyStatus.COMPLETED);
+			.isInstanceOf(AcquireResult.Replay.class);
+		// once the left claim lapses, the fast tier gets the record back
+		await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+			assertThat(this.store.acquire(this.key, this.fingerprint, OwnerToken.generate(), lease, TTL))
+				.isInstanceOf(AcquireResult.Replay.class);
+			assertThat(this.fastMemory.find(this.key).orElseThrow().status()).isEqualTo(IdempotencyStatus.COMPLETED);
+		});
 	}
 
 	@Test

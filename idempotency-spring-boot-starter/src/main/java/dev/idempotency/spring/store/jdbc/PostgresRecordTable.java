@@ -16,17 +16,39 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.UUID;
+
+import dev.idempotency.core.IdempotencyKey;
+import dev.idempotency.core.IdempotencyRecord;
+import dev.idempotency.core.RequestFingerprint;
+import dev.idempotency.spring.store.jdbc.JdbcOperationRunner.Operation;
+import dev.idempotency.spring.store.jdbc.RecordRows.ClaimRow;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.ResultSetExtractor;
+
 /**
- * The SQL of {@link JdbcIdempotencyStore}, for one table: every statement's text with the
- * table's name substituted, and the advisory lock of a key in that table. The statements
- * share the columns they read and build on one another ({@code ACQUIRE} on
+ * The records table in PostgreSQL's SQL. A key is claimed by
+ * {@code INSERT ... ON CONFLICT (id) DO NOTHING}, alone or combined in one round trip
+ * with a read of the record already there (a CTE); a guarded claim takes the key's
+ * transaction-level advisory lock ({@code pg_try_advisory_xact_lock}) in the same
+ * statement and inserts only when it got it, so that it never waits on the unique index
+ * behind a claim not yet committed. Every instant comes from {@code now()}. The
+ * statements share the columns they read and build on one another ({@code ACQUIRE} on
  * {@code INSERT_CLAIM}); each comment says what its statement does for the store.
  * <p>
  * Immutable and thread-safe.
  *
  * @author Idempotency contributors
  */
-final class JdbcStatements {
+final class PostgresRecordTable extends RecordTable {
+
+	// the boolean a statement returns, false when it returns no row
+	private static final ResultSetExtractor<Boolean> FIRST_ROW_TRUE = (rows) -> rows.next() && rows.getBoolean(1);
 
 	// The record a claim found, classified by the database clock: the columns of both
 	// claim statements after their leading flags.
@@ -236,41 +258,69 @@ final class JdbcStatements {
 			RETURNING expires_at > now()
 			""";
 
-	final TableName table;
+	// Rows are found by purge_after, which the store keeps at or past expires_at and
+	// which, unlike expires_at, a completion within the lease leaves unchanged. The
+	// expiry and the lease are checked again on the row all the same.
+	private static final String DELETE_EXPIRED = """
+			DELETE FROM %TABLE%
+			WHERE id IN (
+				SELECT id FROM %TABLE%
+				WHERE purge_after <= now() AND expires_at <= now() AND NOT (status = 'P' AND lease_expires_at > now())
+				ORDER BY purge_after
+				LIMIT :batchSize
+				FOR UPDATE SKIP LOCKED)
+			""";
 
-	final PositionalStatement acquire;
+	// Rows without purge_after (written before the column existed, or by an older
+	// version of the library during a rolling upgrade) get one from their expiry, once,
+	// so that the delete finds them.
+	private static final String SCHEDULE_UNSCHEDULED = """
+			UPDATE %TABLE%
+			SET purge_after = GREATEST(expires_at, lease_expires_at)
+			WHERE id IN (
+				SELECT id FROM %TABLE%
+				WHERE purge_after IS NULL
+				LIMIT :batchSize
+				FOR UPDATE SKIP LOCKED)
+			""";
 
-	final PositionalStatement acquireGuarded;
+	private final PositionalStatement acquire;
 
-	final PositionalStatement acquireUnflushed;
+	private final PositionalStatement acquireGuarded;
 
-	final PositionalStatement insertClaim;
+	private final PositionalStatement acquireUnflushed;
 
-	final PositionalStatement insertClaimGuarded;
+	private final PositionalStatement insertClaim;
+
+	private final PositionalStatement insertClaimGuarded;
 
 	// mixed into a key's advisory lock: one key in two tables takes two locks
 	private final long lockSalt;
 
-	final String takeOver;
+	private final String takeOver;
 
-	final String scheduleTakeover;
+	private final String scheduleTakeover;
 
-	final PositionalStatement complete;
+	private final PositionalStatement complete;
 
-	final PositionalStatement completedByOwner;
+	private final PositionalStatement completedByOwner;
 
-	final String completeUnclaimed;
+	private final String completeUnclaimed;
 
-	final String release;
+	private final String release;
 
-	final String extend;
+	private final String extend;
 
-	final String find;
+	private final String find;
 
-	final String evict;
+	private final String evict;
 
-	JdbcStatements(TableName table) {
-		this.table = table;
+	private final String deleteExpired;
+
+	private final String scheduleUnscheduled;
+
+	PostgresRecordTable(TableName table) {
+		super(table, JdbcDialect.POSTGRESQL);
 		this.acquire = new PositionalStatement(table.substitute(ACQUIRE), "id", "scope", "key", "fingerprint", "owner",
 				"leaseMillis", "ttlMillis");
 		this.acquireGuarded = new PositionalStatement(table.substitute(ACQUIRE_GUARDED), "lockKey", "id", "scope",
@@ -291,6 +341,139 @@ final class JdbcStatements {
 		this.extend = table.substitute(EXTEND);
 		this.find = table.substitute(FIND);
 		this.evict = table.substitute(EVICT);
+		this.deleteExpired = table.substitute(DELETE_EXPIRED);
+		this.scheduleUnscheduled = table.substitute(SCHEDULE_UNSCHEDULED);
+	}
+
+	// The insert alone on the first attempt of a claim that asked for it (and of every
+	// guarded claim: the combined guarded statement plans three branches for a key that
+	// is almost always new, docs/benchmarks/transactional.md); then the combined
+	// statement, which reads
+	// the row, on the same connection. No row from it: the conflicting row was committed
+	// after its snapshot.
+	@Override
+	@Nullable ClaimRow claim(Operation operation, Claim claim, ClaimForm form, boolean guarded, int attempt) throws SQLException {
+		Object[] values = values(claim, guarded);
+		if (attempt == 1 && (guarded || form == ClaimForm.INSERT_FIRST)) {
+			try (PreparedStatement statement = operation.prepare(guarded ? this.insertClaimGuarded : this.insertClaim,
+					values)) {
+				if (statement.executeUpdate() == 1) {
+					return RecordRows.Inserted.ROW;
+				}
+			}
+		}
+		PositionalStatement select = guarded ? this.acquireGuarded
+				: (form == ClaimForm.UNFLUSHED) ? this.acquireUnflushed : this.acquire;
+		try (PreparedStatement statement = operation.prepare(select, values);
+				ResultSet result = statement.executeQuery()) {
+			return result.next() ? RecordRows.claimRow(result, guarded) : null;
+		}
+	}
+
+	// the values of the claim statements, in their declared order; a guarded claim also
+	// binds the key's lock and how long its transaction may sit idle
+	private Object[] values(Claim claim, boolean guarded) {
+		if (!guarded) {
+			return new Object[] { claim.id(), claim.key().scope(), claim.key().key(), claim.fingerprintBytes(),
+					claim.owner(), claim.leaseMillis(), claim.ttlMillis() };
+		}
+		return new Object[] { lockKey(claim.id()), claim.id(), claim.key().scope(), claim.key().key(),
+				claim.fingerprintBytes(), claim.owner(), claim.leaseMillis(), claim.ttlMillis(), claim.idleMillis() };
+	}
+
+	// a guarded claim writes only after its own statement took the key's lock, so no
+	// write here waits for another transaction
+	@Override
+	Write takeOver(Operation operation, Claim claim, UUID seenOwner, boolean atOnce, boolean guarded) {
+		int updated = operation.client()
+			.sql(this.takeOver)
+			.param("id", claim.id())
+			.param("fingerprint", claim.fingerprintBytes())
+			.param("owner", claim.owner())
+			.param("seenOwner", seenOwner)
+			.param("leaseMillis", claim.leaseMillis())
+			.param("ttlMillis", claim.ttlMillis())
+			.param("atOnce", atOnce)
+			.update();
+		return (updated == 1) ? Write.DONE : Write.MISSED;
+	}
+
+	@Override
+	Write scheduleTakeover(Operation operation, Claim claim, UUID seenOwner, boolean guarded) {
+		int updated = operation.client()
+			.sql(this.scheduleTakeover)
+			.param("id", claim.id())
+			.param("seenOwner", seenOwner)
+			.param("leaseMillis", claim.leaseMillis())
+			.update();
+		return (updated == 1) ? Write.DONE : Write.MISSED;
+	}
+
+	@Override
+	boolean complete(Operation operation, byte[] id, UUID owner, byte[] response, long ttlMillis) throws SQLException {
+		try (PreparedStatement statement = operation.prepare(this.complete, id, owner, response, ttlMillis)) {
+			if (statement.executeUpdate() == 1) {
+				return true;
+			}
+		}
+		try (PreparedStatement statement = operation.prepare(this.completedByOwner, id, owner);
+				ResultSet rows = statement.executeQuery()) {
+			return rows.next();
+		}
+	}
+
+	@Override
+	boolean completeUnclaimed(Operation operation, IdempotencyKey key, RequestFingerprint fingerprint, UUID owner,
+			byte[] response, long ttlMillis) {
+		return operation.client()
+			.sql(this.completeUnclaimed)
+			.param("id", key.digest())
+			.param("scope", key.scope())
+			.param("key", key.key())
+			.param("fingerprint", fingerprint.toByteArray())
+			.param("owner", owner)
+			.param("response", response)
+			.param("ttlMillis", ttlMillis)
+			.query(FIRST_ROW_TRUE);
+	}
+
+	@Override
+	boolean release(Operation operation, byte[] id, UUID owner) {
+		return operation.client().sql(this.release).param("id", id).param("owner", owner).query(FIRST_ROW_TRUE);
+	}
+
+	@Override
+	boolean extend(Operation operation, byte[] id, UUID owner, long leaseMillis) {
+		return operation.client()
+			.sql(this.extend)
+			.param("id", id)
+			.param("owner", owner)
+			.param("leaseMillis", leaseMillis)
+			.update() == 1;
+	}
+
+	@Override
+	Optional<IdempotencyRecord> find(Operation operation, byte[] id, IdempotencyKey key, RecordRows rows) {
+		return operation.client()
+			.sql(this.find)
+			.param("id", id)
+			.query((row, rowNum) -> rows.record(row, key))
+			.optional();
+	}
+
+	@Override
+	boolean evict(Operation operation, byte[] id) {
+		return operation.client().sql(this.evict).param("id", id).query(FIRST_ROW_TRUE);
+	}
+
+	@Override
+	int scheduleUnscheduled(Operation operation, int batchSize) {
+		return operation.client().sql(this.scheduleUnscheduled).param("batchSize", batchSize).update();
+	}
+
+	@Override
+	int purgeExpired(Operation operation, int batchSize) {
+		return operation.client().sql(this.deleteExpired).param("batchSize", batchSize).update();
 	}
 
 	// the key's advisory lock: its digest's first eight bytes, salted with the table

@@ -1,0 +1,35 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.payments;
+
+/**
+ * {@link AbstractCrashRecoveryIT The crash recovery tests} with Redis in front of
+ * MariaDB: the instances run with the profile {@code mariadb}, and the database rolls
+ * back the transactions of the killed instance when its connections drop, releasing the
+ * uncommitted rows that were its transactional claims.
+ *
+ * @author Idempotency contributors
+ * @see MariaDbTransactionalCrashJdbcIT
+ */
+class MariaDbCrashRecoveryIT extends AbstractCrashRecoveryIT {
+
+	@Override
+	TestDatabase database() {
+		return TestDatabase.MARIADB;
+	}
+
+}

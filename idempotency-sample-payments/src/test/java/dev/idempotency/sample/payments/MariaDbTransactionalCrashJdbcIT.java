@@ -1,0 +1,34 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.payments;
+
+/**
+ * {@link AbstractTransactionalCrashJdbcIT The transactional crash tests} with the MariaDB
+ * store alone (the profile {@code mariadb}), where a transactional claim is the
+ * uncommitted row of the request's transaction and a retry never waits behind it.
+ *
+ * @author Idempotency contributors
+ * @see MariaDbCrashRecoveryIT
+ */
+class MariaDbTransactionalCrashJdbcIT extends AbstractTransactionalCrashJdbcIT {
+
+	@Override
+	TestDatabase database() {
+		return TestDatabase.MARIADB;
+	}
+
+}

@@ -1,0 +1,35 @@
+/*
+ * Copyright 2026-present the original author or authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempotency.sample.reliability;
+
+import dev.idempotency.sample.payments.TestDatabase;
+
+/**
+ * {@link AbstractStoreOutageIT The store outage tests} with Redis in front of MariaDB
+ * (the profile {@code mariadb}): Redis cut in the middle of a load falls back to MariaDB
+ * alone, and MariaDB cut fails closed until it is back.
+ *
+ * @author Idempotency contributors
+ */
+class MariaDbStoreOutageIT extends AbstractStoreOutageIT {
+
+	@Override
+	TestDatabase database() {
+		return TestDatabase.MARIADB;
+	}
+
+}
