@@ -336,7 +336,12 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Transacti
 	// claim and be told that the key is in progress, although the key's request ended
 	// long ago. For a claim that young (or just renewed) the durable tier is asked, and
 	// a completed record with the same fingerprint is replayed; anything else, a durable
-	// tier that fails included, is answered as the fast tier answered.
+	// tier that fails included, is answered as the fast tier answered. The claim met is
+	// then stale, whoever holds it: the key's request has ended. It is dropped, or a
+	// claim whose owner died after completing the durable tier (a crash between the
+	// commit and the fast completion) would answer "in progress" for the rest of its
+	// lease to every duplicate after the young ones; the next acquire copies the record
+	// back.
 	private AcquireResult completedInDurable(IdempotencyKey key, RequestFingerprint fingerprint,
 			AcquireResult.InProgress inProgress) {
 		Optional<IdempotencyRecord> found;
@@ -351,6 +356,7 @@ public final class TieredIdempotencyStore implements IdempotencyStore, Transacti
 			StoredResponse response = record.response();
 			if (record.status() == IdempotencyStatus.COMPLETED && record.fingerprint().equals(fingerprint)
 					&& response != null) {
+				this.fast.drop(FastTier.ACQUIRE, key);
 				return new AcquireResult.Replay(response, record.expiresAt(), record.timeToLive());
 			}
 		}
