@@ -39,12 +39,13 @@ import org.springframework.core.NativeDetector;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
-import org.springframework.util.ClassUtils;
 
 /**
  * The schema migration of {@link JdbcIdempotencySchemaInitializer} by Flyway, with a
  * history table of the library's own. Only this class refers to Flyway, so that the
- * initializer loads without it.
+ * initializer loads without it: it is loaded only once
+ * {@link JdbcIdempotencySchemaInitializer} has found Flyway on the class path (its
+ * verification loads Flyway's types), and nothing else may refer to it.
  * <p>
  * In a GraalVM native image, Flyway's class path scanner finds no script (a native image
  * cannot list the class path the way it does): the scripts are handed to Flyway by
@@ -56,23 +57,6 @@ import org.springframework.util.ClassUtils;
 final class FlywaySchemaMigration {
 
 	private FlywaySchemaMigration() {
-	}
-
-	/**
-	 * Return whether Flyway and its PostgreSQL support are on the class path.
-	 * @param classLoader the class loader to look in
-	 * @param dialect the database's dialect
-	 * @return {@code true} if the migration can run with Flyway
-	 */
-	static boolean isPresent(ClassLoader classLoader, JdbcDialect dialect) {
-		// Flyway 10 and later reach each database through a module of its own
-		String module = switch (dialect) {
-			case POSTGRESQL -> "org.flywaydb.database.postgresql.PostgreSQLDatabaseType";
-			case MARIADB -> "org.flywaydb.database.mysql.mariadb.MariaDBDatabaseType";
-			case MYSQL -> "org.flywaydb.database.mysql.MySQLDatabaseType";
-		};
-		return ClassUtils.isPresent("org.flywaydb.core.Flyway", classLoader)
-				&& ClassUtils.isPresent(module, classLoader);
 	}
 
 	/**

@@ -42,6 +42,7 @@ import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.Resource;
 import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 import org.springframework.jdbc.datasource.init.ScriptUtils;
+import org.springframework.util.ClassUtils;
 
 /**
  * Creates and upgrades the table of {@link JdbcIdempotencyStore} from the migration
@@ -246,10 +247,23 @@ public class JdbcIdempotencySchemaInitializer {
 		}
 	}
 
+	// Whether Flyway and its module for the database are on the class path. Here, not in
+	// FlywaySchemaMigration: loading that class needs Flyway's types.
+	private static boolean flywayPresent(ClassLoader classLoader, JdbcDialect dialect) {
+		// Flyway 10 and later reach each database through a module of its own
+		String module = switch (dialect) {
+			case POSTGRESQL -> "org.flywaydb.database.postgresql.PostgreSQLDatabaseType";
+			case MARIADB -> "org.flywaydb.database.mysql.mariadb.MariaDBDatabaseType";
+			case MYSQL -> "org.flywaydb.database.mysql.MySQLDatabaseType";
+		};
+		return ClassUtils.isPresent("org.flywaydb.core.Flyway", classLoader)
+				&& ClassUtils.isPresent(module, classLoader);
+	}
+
 	private void migrate(Connection connection, JdbcDialect dialect) throws SQLException {
 		boolean existed = exists(connection, dialect);
 		String how;
-		if (FlywaySchemaMigration.isPresent(this.classLoader, dialect)) {
+		if (flywayPresent(this.classLoader, dialect)) {
 			int executed = FlywaySchemaMigration.migrate(connection, dialect, this.table, getHistoryTable(),
 					this.classLoader);
 			if (executed == 0) {

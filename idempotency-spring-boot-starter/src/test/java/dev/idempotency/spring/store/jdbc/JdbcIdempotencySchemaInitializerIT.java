@@ -16,33 +16,42 @@
 
 package dev.idempotency.spring.store.jdbc;
 
+import java.io.File;
 import java.io.IOException;
+import java.net.MalformedURLException;
 import java.net.ServerSocket;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.test.servers.TestServers;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.MigrationInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.init.ScriptUtils;
+import org.springframework.util.ClassUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -239,25 +248,40 @@ class JdbcIdempotencySchemaInitializerIT {
 	}
 
 	@Test
-	void upgradesATableOfTheSecondVersionWithItsRowsByFlyway() {
-		// the library's history at version 2, as the release before purge_after left it
-		Flyway.configure(getClass().getClassLoader())
-			.dataSource(this.database.dataSource())
-			.locations(JdbcIdempotencySchemaInitializer.LOCATION)
-			.table(JdbcIdempotencySchemaInitializer.DEFAULT_HISTORY_TABLE)
-			.placeholders(Map.of("table_name", "idempotency_record", "table_simple_name", "idempotency_record"))
-			.target("2")
-			.load()
-			.migrate();
-		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey", "idempotency_record_expires_at_idx");
-		insertRowsOfTheSecondVersion();
-
-		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
-
-		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL", "3:SQL");
+	void initializesWithoutFlywayAnywhereOnTheClassPath() throws Exception {
+		// the library's classes and every dependency but Flyway's, loaded afresh: an
+		// application that never added Flyway, where FilteredClassLoader hides Flyway
+		// from the scripts' class loader only
+		URL[] classPath = Arrays
+			.stream(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"))
+				.split(File.pathSeparator))
+			.filter((entry) -> !Path.of(entry).getFileName().toString().startsWith("flyway-"))
+			.map(JdbcIdempotencySchemaInitializerIT::url)
+			.toArray(URL[]::new);
+		TestServers.Postgres server = TestServers.postgres();
+		try (URLClassLoader application = new URLClassLoader(classPath, ClassLoader.getPlatformClassLoader())) {
+			assertThat(ClassUtils.isPresent("org.flywaydb.core.Flyway", application)).isFalse();
+			@SuppressWarnings("unchecked")
+			Function<String[], String> initializer = (Function<String[], String>) application
+				.loadClass(InitializeWithoutFlyway.class.getName())
+				.getConstructor()
+				.newInstance();
+			assertThat(initializer
+				.apply(new String[] { server.jdbcUrl(), server.username(), server.password(), this.database.schema() }))
+				.isEqualTo(JdbcIdempotencySchemaInitializer.class.getName() + " from the application's class loader");
+		}
+		assertThat(tables()).containsExactly("idempotency_record");
 		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
 				"idempotency_record_purge_after_idx");
-		assertRowsOfTheSecondVersionCleanedUp();
+	}
+
+	private static URL url(String entry) {
+		try {
+			return Path.of(entry).toUri().toURL();
+		}
+		catch (MalformedURLException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	@Test
@@ -375,6 +399,48 @@ class JdbcIdempotencySchemaInitializerIT {
 		return this.jdbc.queryForList(
 				"SELECT coalesce(version, '-') || ':' || type FROM " + table + " WHERE success ORDER BY installed_rank",
 				String.class);
+	}
+
+	@Test
+	void upgradesATableOfTheSecondVersionWithItsRowsByFlyway() {
+		// the library's history at version 2, as the release before purge_after left it
+		Flyway.configure(getClass().getClassLoader())
+			.dataSource(this.database.dataSource())
+			.locations(JdbcIdempotencySchemaInitializer.LOCATION)
+			.table(JdbcIdempotencySchemaInitializer.DEFAULT_HISTORY_TABLE)
+			.placeholders(Map.of("table_name", "idempotency_record", "table_simple_name", "idempotency_record"))
+			.target("2")
+			.load()
+			.migrate();
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey", "idempotency_record_expires_at_idx");
+		insertRowsOfTheSecondVersion();
+
+		new JdbcIdempotencySchemaInitializer(this.database.dataSource()).initialize();
+
+		assertThat(history("idempotency_schema_history")).containsExactly("1:SQL", "2:SQL", "3:SQL");
+		assertThat(indexes()).containsExactlyInAnyOrder("idempotency_record_pkey",
+				"idempotency_record_purge_after_idx");
+		assertRowsOfTheSecondVersionCleanedUp();
+	}
+
+	/**
+	 * Runs the initializer in the class loader that loaded it.
+	 */
+	public static final class InitializeWithoutFlyway implements Function<String[], String> {
+
+		@Override
+		public String apply(String[] server) {
+			PGSimpleDataSource dataSource = new PGSimpleDataSource();
+			dataSource.setURL(server[0]);
+			dataSource.setUser(server[1]);
+			dataSource.setPassword(server[2]);
+			dataSource.setCurrentSchema(server[3]);
+			new JdbcIdempotencySchemaInitializer(dataSource).initialize();
+			ClassLoader loader = JdbcIdempotencySchemaInitializer.class.getClassLoader();
+			return JdbcIdempotencySchemaInitializer.class.getName()
+					+ ((loader == getClass().getClassLoader()) ? " from the application's class loader" : " elsewhere");
+		}
+
 	}
 
 }
