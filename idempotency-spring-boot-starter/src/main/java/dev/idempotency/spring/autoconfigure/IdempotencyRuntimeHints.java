@@ -84,7 +84,9 @@ class IdempotencyRuntimeHints implements RuntimeHintsRegistrar {
 			"dev.idempotency.spring.web.IdempotencyProblemRenderer",
 			// IdempotentMethodInterceptor: Kafka listeners
 			"org.springframework.kafka.annotation.KafkaListener",
-			// FlywaySchemaMigration: Flyway and its module for each database
+			// IdempotentRetryFilter: Reactor Netty's response and read time-outs
+			"io.netty.handler.timeout.TimeoutException",
+			// JdbcIdempotencySchemaInitializer: Flyway and its module for each database
 			"org.flywaydb.core.Flyway", "org.flywaydb.database.postgresql.PostgreSQLDatabaseType",
 			"org.flywaydb.database.mysql.mariadb.MariaDBDatabaseType", "org.flywaydb.database.mysql.MySQLDatabaseType");
 

@@ -30,6 +30,8 @@ import org.springframework.boot.restclient.RestClientCustomizer;
 import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -60,6 +62,14 @@ public final class IdempotencyClientAutoConfiguration {
 	 * Name of the {@link WebClientCustomizer} bean.
 	 */
 	static final String WEB_CLIENT_CUSTOMIZER_BEAN_NAME = "idempotentRetryWebClientCustomizer";
+
+	/**
+	 * Order of the two customizers: before the application's own (unordered ones
+	 * included), so that the interceptor and the filter are the outermost of the
+	 * customizers' and every interceptor or filter that another customizer adds runs on
+	 * every attempt (an OAuth2 filter puts a fresh token on each).
+	 */
+	public static final int CUSTOMIZER_ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -104,6 +114,7 @@ public final class IdempotencyClientAutoConfiguration {
 
 		@Bean(name = CUSTOMIZER_BEAN_NAME)
 		@ConditionalOnMissingBean(name = CUSTOMIZER_BEAN_NAME)
+		@Order(CUSTOMIZER_ORDER)
 		RestClientCustomizer idempotentRetryRestClientCustomizer(IdempotentRetryInterceptor interceptor) {
 			return (builder) -> builder.requestInterceptor(interceptor);
 		}
@@ -128,6 +139,7 @@ public final class IdempotencyClientAutoConfiguration {
 
 			@Bean(name = WEB_CLIENT_CUSTOMIZER_BEAN_NAME)
 			@ConditionalOnMissingBean(name = WEB_CLIENT_CUSTOMIZER_BEAN_NAME)
+			@Order(CUSTOMIZER_ORDER)
 			WebClientCustomizer idempotentRetryWebClientCustomizer(IdempotentRetryFilter filter) {
 				return (builder) -> builder.filter(filter);
 			}

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -38,10 +39,12 @@ import reactor.core.publisher.Signal;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
+import org.springframework.core.codec.CodecException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
@@ -106,6 +109,9 @@ public final class IdempotentRetryFilter implements ExchangeFilterFunction {
 	public static final String REPLAYED_HEADER = RetryRules.REPLAYED_HEADER;
 
 	private static final Log logger = LogFactory.getLog(IdempotentRetryFilter.class);
+
+	// Reactor Netty's response and read time-outs, which are no IOExceptions
+	private static final @Nullable Class<?> NETTY_TIMEOUT = nettyTimeout();
 
 	private final RetryRules rules = new RetryRules();
 
@@ -305,15 +311,42 @@ public final class IdempotentRetryFilter implements ExchangeFilterFunction {
 	}
 
 	/**
-	 * Tell whether an attempt failed without a response, so that it may be retried.
-	 * WebClient reports every failure to send a request or to receive its response as a
-	 * {@link WebClientRequestException}; a plain {@link IOException} comes from a
-	 * connector or a filter that does not wrap it.
+	 * Tell whether an attempt failed on its connection, so that it may be retried: an
+	 * {@link IOException} (refused, reset or closed, the JDK client's time-outs) or a
+	 * time-out (Reactor Netty's response time-out, a {@link TimeoutException}) anywhere
+	 * in its causes. WebClient wraps every failure of an attempt in a
+	 * {@link WebClientRequestException}, the request body's own too: a body whose
+	 * publisher fails, which the encoder cannot write, or which can be read only once
+	 * fails the same way on every attempt, and is handed to the caller at once.
 	 * @param failure the failure
 	 * @return whether the attempt may be retried
 	 */
 	private static boolean isConnectionFailure(Throwable failure) {
-		return failure instanceof WebClientRequestException || failure instanceof IOException;
+		if (!(failure instanceof WebClientRequestException) && !(failure instanceof IOException)) {
+			return false;
+		}
+		Throwable cause = failure;
+		for (int depth = 0; cause != null && depth < 16; depth++) {
+			if (cause instanceof CodecException) {
+				// the body could not be encoded (Jackson 2's errors are IOExceptions)
+				return false;
+			}
+			if (cause instanceof IOException || cause instanceof TimeoutException || isNettyTimeout(cause)) {
+				return true;
+			}
+			cause = (cause.getCause() != cause) ? cause.getCause() : null;
+		}
+		return false;
+	}
+
+	private static boolean isNettyTimeout(Throwable failure) {
+		return NETTY_TIMEOUT != null && NETTY_TIMEOUT.isInstance(failure);
+	}
+
+	private static @Nullable Class<?> nettyTimeout() {
+		String name = "io.netty.handler.timeout.TimeoutException";
+		ClassLoader classLoader = IdempotentRetryFilter.class.getClassLoader();
+		return ClassUtils.isPresent(name, classLoader) ? ClassUtils.resolveClassName(name, classLoader) : null;
 	}
 
 	private static String describe(Throwable failure) {

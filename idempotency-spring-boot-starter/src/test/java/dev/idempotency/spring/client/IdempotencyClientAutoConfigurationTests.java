@@ -40,6 +40,7 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.WebClient;
 
@@ -294,6 +295,22 @@ class IdempotencyClientAutoConfigurationTests {
 	}
 
 	@Test
+	void comesBeforeTheApplicationsCustomizersSoThatTheirFiltersAndInterceptorsRunOnEveryAttempt() {
+		this.contextRunner
+			.withConfiguration(
+					AutoConfigurations.of(WebClientAutoConfiguration.class, RestClientAutoConfiguration.class))
+			.withUserConfiguration(ApplicationCustomizersConfiguration.class)
+			.withPropertyValues("idempotency.client.enabled=true")
+			.run((context) -> {
+				assertThat(filtersOf(context.getBean(WebClient.Builder.class))).containsExactly(
+						context.getBean(IdempotentRetryFilter.class), ApplicationCustomizersConfiguration.FILTER);
+				assertThat(interceptorsOf(context.getBean(RestClient.Builder.class))).containsExactly(
+						context.getBean(IdempotentRetryInterceptor.class),
+						ApplicationCustomizersConfiguration.INTERCEPTOR);
+			});
+	}
+
+	@Test
 	void isListedInAutoConfigurationImports() {
 		List<String> candidates = new ArrayList<>();
 		ImportCandidates.load(AutoConfiguration.class, getClass().getClassLoader()).forEach(candidates::add);
@@ -360,6 +377,27 @@ class IdempotencyClientAutoConfigurationTests {
 			IdempotentRetryFilter filter = new IdempotentRetryFilter();
 			filter.setMaxAttempts(7);
 			return filter;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ApplicationCustomizersConfiguration {
+
+		static final ExchangeFilterFunction FILTER = (request, next) -> next
+			.exchange(ClientRequest.from(request).header("Authorization", "Bearer fresh").build());
+
+		static final ClientHttpRequestInterceptor INTERCEPTOR = (request, body, execution) -> execution.execute(request,
+				body);
+
+		@Bean
+		WebClientCustomizer applicationWebClientCustomizer() {
+			return (builder) -> builder.filter(FILTER);
+		}
+
+		@Bean
+		RestClientCustomizer applicationRestClientCustomizer() {
+			return (builder) -> builder.requestInterceptor(INTERCEPTOR);
 		}
 
 	}

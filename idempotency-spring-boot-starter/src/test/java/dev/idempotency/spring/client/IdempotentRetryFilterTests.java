@@ -62,6 +62,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.client.HttpClient;
@@ -194,6 +195,44 @@ class IdempotentRetryFilterTests {
 		assertThat(post()).isEqualTo(new Result(201, "created 1"));
 		assertThat(this.server.received()).hasSize(2);
 		singleKey(this.server.received());
+	}
+
+	@Test
+	void aBodyThatFailsIsHandedToTheCallerWithoutARetry() {
+		// WebClient wraps the body's own failure as it wraps a connection's: it would
+		// fail
+		// the same way on every attempt
+		assertThatExceptionOfType(WebClientRequestException.class)
+			.isThrownBy(() -> client().post()
+				.uri(this.server.uri("/payments"))
+				.contentType(MediaType.TEXT_PLAIN)
+				.body(Flux.<String>error(new IllegalStateException("the body failed")), String.class)
+				.retrieve()
+				.toBodilessEntity()
+				.block(TIMEOUT))
+			.withRootCauseInstanceOf(IllegalStateException.class);
+		assertThat(this.time.sleeps()).isEmpty();
+		assertThat(this.server.executions()).isZero();
+	}
+
+	@Test
+	void aBodyThatCanBeReadOnlyOnceFailsWithoutRetryingAfterItsFirstAttempt() {
+		// the first attempt meets a 503; the second cannot subscribe to the body again,
+		// and that failure is not a connection's: the caller gets it without more
+		// attempts
+		this.server.replyInOrder(RetryTestServer.status(503));
+		Sinks.Many<String> sink = Sinks.many().unicast().onBackpressureBuffer();
+		sink.tryEmitNext(BODY);
+		sink.tryEmitComplete();
+		assertThatExceptionOfType(WebClientRequestException.class).isThrownBy(() -> client().post()
+			.uri(this.server.uri("/payments"))
+			.contentType(MediaType.TEXT_PLAIN)
+			.body(sink.asFlux(), String.class)
+			.retrieve()
+			.toBodilessEntity()
+			.block(TIMEOUT));
+		assertThat(this.time.sleeps()).hasSize(1);
+		assertThat(this.server.received()).hasSize(1);
 	}
 
 	@Test
