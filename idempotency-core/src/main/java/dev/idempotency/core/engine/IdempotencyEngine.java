@@ -94,6 +94,14 @@ public final class IdempotencyEngine implements AutoCloseable {
 	// went to the store (System.nanoTime())
 	private final ConcurrentHashMap<IdempotencyKey, Long> lastPolls = new ConcurrentHashMap<>();
 
+	// per key whose waiting duplicates were answered by a replay: when
+	// (System.nanoTime())
+	private final ConcurrentHashMap<IdempotencyKey, Long> replayedAt = new ConcurrentHashMap<>();
+
+	// how long after a replay the later tries of a key's waiting duplicates go to the
+	// store without taking turns: two of their longest pauses, so that each is tried
+	private static final long REPLAYED_NANOS = TimeUnit.MILLISECONDS.toNanos(2 * MAX_POLL_MILLIS);
+
 	/**
 	 * Create an engine over the given store.
 	 * @param store the store, never {@code null}
@@ -306,11 +314,23 @@ public final class IdempotencyEngine implements AutoCloseable {
 	// the key would then be taken over and the handler run twice. A try past the
 	// deadline always goes: it gives the answer. The turns of a key are forgotten when a
 	// try finds it no longer in progress, or (a key whose duplicates all gave up) with
-	// every other key's when too many are kept.
+	// every other key's when too many are kept. Once a try is answered with a replay,
+	// the key's request has ended, and no heartbeat of its waits for a connection: the
+	// other duplicates' next tries go at once, each getting the replay within one pause,
+	// instead of one per turn (a hundred of them over two and a half seconds).
 	private boolean takeTurn(IdempotencyKey key, long deadline) {
 		long now = System.nanoTime();
 		if (now - deadline >= 0) {
 			return true;
+		}
+		if (!this.replayedAt.isEmpty()) {
+			Long replayed = this.replayedAt.get(key);
+			if (replayed != null) {
+				if (now - replayed < REPLAYED_NANOS) {
+					return true;
+				}
+				this.replayedAt.remove(key, replayed);
+			}
 		}
 		Long last = this.lastPolls.get(key);
 		if (last == null) {
@@ -333,9 +353,14 @@ public final class IdempotencyEngine implements AutoCloseable {
 			this.listener.onStoreFailure(key, "acquire", ex);
 			return onStoreFailure(key, policy, ex);
 		}
-		if (!(result instanceof AcquireResult.InProgress) && !this.lastPolls.isEmpty()) {
-			// the wait for this key is over: its turns are forgotten
-			this.lastPolls.remove(key);
+		if (!(result instanceof AcquireResult.InProgress) && !this.lastPolls.isEmpty()
+				&& this.lastPolls.remove(key) != null && result instanceof AcquireResult.Replay) {
+			// the wait for this key is over: its turns are forgotten, and after a replay
+			// the other duplicates try at once
+			if (this.replayedAt.size() >= MAX_POLLED_KEYS) {
+				this.replayedAt.clear();
+			}
+			this.replayedAt.put(key, System.nanoTime());
 		}
 		if (result instanceof AcquireResult.Acquired) {
 			Execution execution = new Execution(this, key, policy, token);

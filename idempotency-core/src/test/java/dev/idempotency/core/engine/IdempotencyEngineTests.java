@@ -30,6 +30,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempotency.core.HttpHeader;
@@ -439,6 +440,44 @@ class IdempotencyEngineTests {
 	}
 
 	@Test
+	void afterAReplayTheWaitingDuplicatesTryAtOnceInsteadOfTakingTurns() throws Exception {
+		this.engine.setPollSpacing(Duration.ofMinutes(5));
+		IdempotencyKey key = newKey();
+		Execution first = execute(key, "a", POLICY);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		// a waiting duplicate's later try takes the key's turn
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline, 2)).isNull();
+		first.complete(response(201, "first"));
+		// a new request finds the replay
+		assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline)).isInstanceOf(Decision.Replay.class);
+		// a waiting duplicate's try is under way at the store, slowly...
+		CountDownLatch gate = new CountDownLatch(1);
+		this.store.acquireGate = gate;
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Future<Decision> slow = executor
+				.submit(() -> this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline, 3));
+			long waitedFor = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (!this.store.acquireGateTaken.get() && System.nanoTime() < waitedFor) {
+				Thread.sleep(1);
+			}
+			assertThat(this.store.acquireGateTaken).as("the slow try at the store").isTrue();
+			// ...and another one goes to the store too, rather than wait for a turn: the
+			// key's request has ended, so there is no heartbeat to leave connections for
+			this.store.acquireCalls.set(0);
+			assertThat(this.engine.tryBegin(key, fingerprint("a"), POLICY, deadline, 3))
+				.isInstanceOf(Decision.Replay.class);
+			assertThat(this.store.acquireCalls.get()).isOne();
+			gate.countDown();
+			assertThat(slow.get(10, TimeUnit.SECONDS)).isInstanceOf(Decision.Replay.class);
+		}
+		finally {
+			gate.countDown();
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
 	void laterTriesWithinTheWaitMayBeDeferredButTheFirstAndTheLastAskTheStore() {
 		this.engine.setPollSpacing(Duration.ofMinutes(5));
 		IdempotencyKey key = newKey();
@@ -639,6 +678,11 @@ class IdempotencyEngineTests {
 		// when set, extensions wait for it to open (at most 5 seconds)
 		volatile @Nullable CountDownLatch extendGate;
 
+		// when set, the next acquisition waits for it to open (at most 5 seconds)
+		volatile @Nullable CountDownLatch acquireGate;
+
+		final AtomicBoolean acquireGateTaken = new AtomicBoolean();
+
 		ControllableStore(IdempotencyStore delegate) {
 			this.delegate = delegate;
 		}
@@ -649,6 +693,18 @@ class IdempotencyEngineTests {
 			this.acquireCalls.incrementAndGet();
 			if (this.failAcquire) {
 				throw new IdempotencyStoreException("store down");
+			}
+			CountDownLatch gate = this.acquireGate;
+			if (gate != null && this.acquireGateTaken.compareAndSet(false, true)) {
+				try {
+					if (!gate.await(5, TimeUnit.SECONDS)) {
+						throw new IdempotencyStoreException("acquisition gate never opened");
+					}
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+					throw new IdempotencyStoreException("interrupted", ex);
+				}
 			}
 			return this.delegate.acquire(key, fingerprint, token, lease, ttl);
 		}
