@@ -33,6 +33,7 @@ import java.util.random.RandomGenerator;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Signal;
@@ -44,7 +45,10 @@ import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
+import org.springframework.http.client.reactive.ClientHttpRequest;
+import org.springframework.http.client.reactive.ClientHttpRequestDecorator;
 import org.springframework.util.ClassUtils;
+import org.springframework.web.reactive.function.BodyInserter;
 import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
@@ -376,12 +380,19 @@ public final class IdempotentRetryFilter implements ExchangeFilterFunction {
 		}
 
 		Mono<ClientResponse> attempt(int attempt) {
+			// the body is watched: a failure of its own (a file that cannot be read, an
+			// IOException like a connection's) would fail every attempt again
+			BodyWatch body = new BodyWatch();
+			BodyInserter<?, ? super ClientHttpRequest> inserter = this.request.body();
+			ClientRequest watched = ClientRequest.from(this.request)
+				.body((message, context) -> inserter.insert(new WatchedRequest(message, body), context))
+				.build();
 			// the outcome as a signal: a failure of this attempt, not of a later
 			// one, is what may be retried here
-			return this.next.exchange(this.request).materialize().flatMap((signal) -> outcome(signal, attempt));
+			return this.next.exchange(watched).materialize().flatMap((signal) -> outcome(signal, attempt, body));
 		}
 
-		private Mono<ClientResponse> outcome(Signal<ClientResponse> signal, int attempt) {
+		private Mono<ClientResponse> outcome(Signal<ClientResponse> signal, int attempt, BodyWatch body) {
 			ClientResponse response = signal.get();
 			if (response != null) {
 				return answered(response, attempt);
@@ -390,7 +401,8 @@ public final class IdempotentRetryFilter implements ExchangeFilterFunction {
 			if (failure == null) {
 				return Mono.empty();
 			}
-			Duration delay = isConnectionFailure(failure) ? this.call.delayAfterFailure(attempt) : null;
+			Duration delay = (!body.failed && isConnectionFailure(failure)) ? this.call.delayAfterFailure(attempt)
+					: null;
 			if (delay == null) {
 				return Mono.error(failure);
 			}
@@ -534,6 +546,44 @@ public final class IdempotentRetryFilter implements ExchangeFilterFunction {
 		public boolean test(DataBuffer buffer) {
 			this.bytes += buffer.readableByteCount();
 			return this.bytes >= this.limit;
+		}
+
+	}
+
+	/**
+	 * Whether the request body of one attempt failed on its own.
+	 */
+	private static final class BodyWatch {
+
+		private volatile boolean failed;
+
+	}
+
+	/**
+	 * The request of one attempt, whose body's own failures are noted: a connection that
+	 * fails while the body is written cancels the body, a body that fails signals it.
+	 */
+	private static final class WatchedRequest extends ClientHttpRequestDecorator {
+
+		private final BodyWatch watch;
+
+		WatchedRequest(ClientHttpRequest delegate, BodyWatch watch) {
+			super(delegate);
+			this.watch = watch;
+		}
+
+		@Override
+		public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+			return super.writeWith(watched(body));
+		}
+
+		@Override
+		public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+			return super.writeAndFlushWith(watched(body).map(this::watched));
+		}
+
+		private <T> Flux<T> watched(Publisher<T> body) {
+			return Flux.from(body).doOnError((ex) -> this.watch.failed = true);
 		}
 
 	}

@@ -216,6 +216,23 @@ class IdempotentRetryFilterTests {
 	}
 
 	@Test
+	void aBodyThatFailsWithAnIOExceptionIsHandedToTheCallerWithoutARetry() {
+		// a file streamed as the body that cannot be read fails as a connection would,
+		// with an IOException, but fails again on every attempt
+		assertThatExceptionOfType(WebClientRequestException.class)
+			.isThrownBy(() -> client().post()
+				.uri(this.server.uri("/payments"))
+				.contentType(MediaType.TEXT_PLAIN)
+				.body(Flux.<String>error(new IOException("the file is gone")), String.class)
+				.retrieve()
+				.toBodilessEntity()
+				.block(TIMEOUT))
+			.withRootCauseInstanceOf(IOException.class);
+		assertThat(this.time.sleeps()).isEmpty();
+		assertThat(this.server.executions()).isZero();
+	}
+
+	@Test
 	void aBodyThatCanBeReadOnlyOnceFailsWithoutRetryingAfterItsFirstAttempt() {
 		// the first attempt meets a 503; the second cannot subscribe to the body again,
 		// and that failure is not a connection's: the caller gets it without more
